@@ -1,0 +1,143 @@
+import { Command } from 'commander';
+import type { AccountService } from '../domain/accounts/service.js';
+import { print, printRows, withAccounts } from './context.js';
+
+/** accounts, users, bots and api-keys: create, list, revoke (and the admin flag). */
+export function adminCommands(): Command[] {
+  return [accountsCommand(), principalCommand('user'), principalCommand('bot'), apiKeysCommand()];
+}
+
+function accountsCommand(): Command {
+  const accounts = new Command('accounts').description('manage accounts (tenants)');
+  accounts
+    .command('create')
+    .description('create an account')
+    .requiredOption('--name <name>', 'a name for the account')
+    .option('--json', 'print JSON')
+    .action(async (options: { name: string; json?: boolean }, command: Command) => {
+      const account = await withAccounts(command, (service) => service.createAccount(options.name));
+      print(options.json ? JSON.stringify(account) : `Created account ${account.id} (${account.name}).`);
+    });
+  accounts
+    .command('list')
+    .description('list accounts')
+    .option('--json', 'print JSON lines')
+    .action(async (options: { json?: boolean }, command: Command) => {
+      const rows = await withAccounts(command, (service) => service.listAccounts());
+      printRows(rows.map((a) => ({ id: a.id, name: a.name, created_at: a.createdAt, revoked_at: a.revokedAt })), !!options.json);
+    });
+  accounts
+    .command('revoke <id>')
+    .description('revoke an account: every API key of it stops working')
+    .action(async (id: string, _options, command: Command) => {
+      await withAccounts(command, (service) => service.revokeAccount(id));
+      print(`Revoked account ${id}.`);
+    });
+  return accounts;
+}
+
+function principalCommand(kind: 'user' | 'bot'): Command {
+  const noun = kind === 'user' ? 'users' : 'bots';
+  const group = new Command(noun).description(`manage ${kind === 'user' ? 'users' : 'bot users'} of an account`);
+  group
+    .command('create')
+    .description(`create a ${kind}`)
+    .requiredOption('--name <name>', `a name for the ${kind}`)
+    .option('--account <id>', 'the account (default: the only one, when there is only one)')
+    .option('--admin', 'may create credentials owned by others', false)
+    .option('--json', 'print JSON')
+    .action(async (options: { name: string; account?: string; admin: boolean; json?: boolean }, command: Command) => {
+      const principal = await withAccounts(command, async (service) =>
+        service.createPrincipal(await accountOrOnly(service, options.account), kind, options.name, options.admin),
+      );
+      print(
+        options.json
+          ? JSON.stringify(principal)
+          : `Created ${kind} ${principal.id} (${principal.name})${principal.admin ? ' as an admin' : ''}.`,
+      );
+    });
+  group
+    .command('list')
+    .description(`list ${noun}`)
+    .option('--account <id>', 'only this account')
+    .option('--json', 'print JSON lines')
+    .action(async (options: { account?: string; json?: boolean }, command: Command) => {
+      const rows = await withAccounts(command, (service) => service.listPrincipals(options.account));
+      printRows(
+        rows
+          .filter((p) => p.kind === kind)
+          .map((p) => ({ id: p.id, account_id: p.accountId, name: p.name, admin: p.admin, created_at: p.createdAt, revoked_at: p.revokedAt })),
+        !!options.json,
+      );
+    });
+  group
+    .command('set-admin <id>')
+    .description(`grant (--admin) or withdraw (--no-admin) the admin flag`)
+    .option('--admin', 'make an admin')
+    .option('--no-admin', 'make not an admin')
+    .action(async (id: string, options: { admin?: boolean }, command: Command) => {
+      if (options.admin === undefined) throw new Error('Say --admin or --no-admin.');
+      await withAccounts(command, (service) => service.setAdmin(id, options.admin!));
+      print(`${id} is ${options.admin ? 'now' : 'no longer'} an admin.`);
+    });
+  group
+    .command('revoke <id>')
+    .description(`revoke a ${kind}: its API keys stop working`)
+    .action(async (id: string, _options, command: Command) => {
+      await withAccounts(command, (service) => service.revokePrincipal(id));
+      print(`Revoked ${kind} ${id}.`);
+    });
+  return group;
+}
+
+function apiKeysCommand(): Command {
+  const keys = new Command('api-keys').description('manage API keys');
+  keys
+    .command('create')
+    .description('create an API key for a user or bot; the key is printed once')
+    .requiredOption('--owner <id>', 'the usr_ or bot_ id the key acts as')
+    .option('--description <text>', 'what the key is for', '')
+    .option('--json', 'print JSON (includes the key)')
+    .action(async (options: { owner: string; description: string; json?: boolean }, command: Command) => {
+      const { key, secret } = await withAccounts(command, (service) => service.createApiKey(options.owner, options.description));
+      if (options.json) print(JSON.stringify({ ...key, key: secret }));
+      else {
+        process.stderr.write(`Created API key ${key.id} for ${key.ownerId}. It will not be shown again:\n`);
+        print(secret);
+      }
+    });
+  keys
+    .command('list')
+    .description('list API keys (never their secrets)')
+    .option('--account <id>', 'only this account')
+    .option('--json', 'print JSON lines')
+    .action(async (options: { account?: string; json?: boolean }, command: Command) => {
+      const rows = await withAccounts(command, (service) => service.listApiKeys(options.account));
+      printRows(
+        rows.map((k) => ({
+          id: k.id,
+          owner_id: k.ownerId,
+          prefix: k.displayPrefix,
+          description: k.description,
+          created_at: k.createdAt,
+          revoked_at: k.revokedAt,
+        })),
+        !!options.json,
+      );
+    });
+  keys
+    .command('revoke <id>')
+    .description('revoke an API key: it stops working within one second on every instance')
+    .action(async (id: string, _options, command: Command) => {
+      await withAccounts(command, (service) => service.revokeApiKey(id));
+      print(`Revoked API key ${id}.`);
+    });
+  return keys;
+}
+
+async function accountOrOnly(service: AccountService, account: string | undefined): Promise<string> {
+  if (account !== undefined) return account;
+  const active = (await service.listAccounts()).filter((a) => a.revokedAt === null);
+  if (active.length !== 1) throw new Error(`There are ${active.length} active accounts; say which one with --account <id>.`);
+  return active[0]!.id;
+}

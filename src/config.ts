@@ -1,0 +1,126 @@
+import { isKsuid } from './domain/ids.js';
+import { isWellFormedSecret, secretKsuid } from './domain/secrets.js';
+
+/**
+ * The only reader of the environment. `loadConfig` validates every variable once, at start,
+ * and returns a frozen object; a bad value stops the start with a message naming the variable.
+ */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** `undefined` → SQLite file under ./data; `sqlite::memory:`; `sqlite:<path>`; `postgres://…` */
+  readonly databaseUrl: string;
+  readonly publicUrl: string | undefined;
+  readonly trustProxy: boolean | string;
+  readonly logLevel: LogLevel;
+  readonly bootstrapApiKey: string | undefined;
+  readonly rateLimitPerMinute: number;
+  readonly maxPolicyRules: number;
+  readonly dbPoolSize: number;
+  readonly dbStatementTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly headersTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly shutdownGraceMs: number;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/burrow.db';
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}.`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function loadConfig(env: Env = process.env): Config {
+  return Object.freeze({
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: text(env, 'HOST', '127.0.0.1'),
+    databaseUrl: databaseUrl(env),
+    publicUrl: publicUrl(env),
+    trustProxy: trustProxy(env),
+    logLevel: logLevel(env),
+    bootstrapApiKey: bootstrapKey(env),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 10_000_000),
+    maxPolicyRules: integer(env, 'MAX_POLICY_RULES', 25, 1, 1000),
+    dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 1000),
+    dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5000, 0, 3_600_000),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 0, 3_600_000),
+    headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 1, 3_600_000),
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 1, 3_600_000),
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
+  });
+}
+
+function present(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function text(env: Env, name: string, fallback: string): string {
+  return present(env, name) ?? fallback;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = present(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return Number(raw);
+}
+
+function databaseUrl(env: Env): string {
+  const raw = present(env, 'DATABASE_URL');
+  if (raw === undefined) return DEFAULT_DATABASE_URL;
+  if (raw === 'sqlite::memory:' || /^sqlite:.+/.test(raw) || /^postgres(ql)?:\/\/.+/.test(raw)) return raw;
+  throw new ConfigError(
+    'DATABASE_URL',
+    'must be sqlite::memory:, sqlite:<file path>, or postgres://user@host:port/database',
+  );
+}
+
+function publicUrl(env: Env): string | undefined {
+  const raw = present(env, 'PUBLIC_URL');
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('PUBLIC_URL', `must be an absolute http(s) URL, got ${JSON.stringify(raw)}`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username) {
+    throw new ConfigError('PUBLIC_URL', 'must be an http(s) URL without credentials, query or fragment');
+  }
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+/** `true`/`false`, or a comma-separated list of trusted proxy addresses or CIDRs. */
+function trustProxy(env: Env): boolean | string {
+  const raw = present(env, 'TRUST_PROXY');
+  if (raw === undefined || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  if (/^[0-9A-Fa-f:.\/]+(,\s*[0-9A-Fa-f:.\/]+)*$/.test(raw)) return raw;
+  throw new ConfigError('TRUST_PROXY', 'must be true, false, or a comma-separated list of proxy IPs/CIDRs');
+}
+
+function logLevel(env: Env): LogLevel {
+  const raw = present(env, 'LOG_LEVEL') ?? 'info';
+  if ((LOG_LEVELS as readonly string[]).includes(raw)) return raw as LogLevel;
+  throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+}
+
+function bootstrapKey(env: Env): string | undefined {
+  const raw = present(env, 'BOOTSTRAP_API_KEY');
+  if (raw === undefined) return undefined;
+  if (!isWellFormedSecret(raw) || !isKsuid(secretKsuid(raw))) {
+    throw new ConfigError('BOOTSTRAP_API_KEY', 'must be a well-formed API key: <27 base62 characters>_<20-22 base62 characters>');
+  }
+  return raw;
+}

@@ -1,0 +1,187 @@
+/**
+ * The error catalogue (SPEC §3). Every failure the API reports is an ApiError: an HTTP status,
+ * the reference API's error code (absent where the SPEC has none), a message telling the caller
+ * what to change, and string-valued details. The HTTP layer adds the operation id.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly errorCode: string | undefined,
+    message: string,
+    readonly details: Readonly<Record<string, string>> = {},
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** Quotes a caller-supplied value for a message, cut short so a message never carries a payload. */
+export function quote(value: string, max = 64): string {
+  const shown = value.length > max ? `${value.slice(0, max)}…` : value;
+  return JSON.stringify(shown);
+}
+
+export const NOT_FOUND_MESSAGE = 'Resource not found';
+
+export const errors = {
+  notFound: () => new ApiError(404, undefined, NOT_FOUND_MESSAGE),
+
+  methodNotAllowed: (method: string, allowed: readonly string[]) =>
+    new ApiError(
+      405,
+      undefined,
+      `The method ${method} is not allowed on this resource. Allowed methods: ${allowed.join(', ')}.`,
+      {},
+      { Allow: allowed.join(', ') },
+    ),
+
+  // Authentication (SPEC §2 step 2). Every 401 carries WWW-Authenticate.
+  authMissing: () =>
+    unauthorized('ERR_NGROK_200', 'Your request is missing an Authorization header. Send "Authorization: Bearer <API key>".'),
+  authNotBearer: () =>
+    unauthorized(
+      'ERR_NGROK_201',
+      'Your Authorization header could not be parsed. It must have the form "Bearer <API key>".',
+    ),
+  authMalformedKey: (prefix: string) =>
+    unauthorized(
+      'ERR_NGROK_202',
+      `The API key beginning ${quote(prefix)} is not well formed. An API key looks like "<27 characters>_<21 characters>"; copy it again in full.`,
+    ),
+  authUnknownKey: (prefix: string) =>
+    unauthorized(
+      'ERR_NGROK_203',
+      `The API key beginning ${quote(prefix)} does not exist or has been revoked. Use a valid API key.`,
+    ),
+  authTunnelToken: (prefix: string) =>
+    unauthorized(
+      'ERR_NGROK_207',
+      `The value beginning ${quote(prefix)} is a tunnel authtoken, not an API key. Authtokens start agents; this API needs an API key.`,
+    ),
+
+  rateLimited: (retryAfterSeconds: number) =>
+    new ApiError(
+      429,
+      'ERR_NGROK_226',
+      `You have made too many requests. Wait ${retryAfterSeconds} seconds before trying again.`,
+      {},
+      { 'Retry-After': String(retryAfterSeconds) },
+    ),
+
+  // Versioning (SPEC §2 step 4).
+  versionMissing: () =>
+    new ApiError(
+      400,
+      'ERR_NGROK_218',
+      'Your request has not specified an API version. Please include the version you wish to use in the Service-Version header. Supported versions: 2.',
+    ),
+  versionUnsupported: (given: string) =>
+    new ApiError(
+      400,
+      'ERR_NGROK_217',
+      `The API version ${quote(given, 16)} is not supported. Send "Service-Version: 2" (or "Ngrok-Version: 2"); if you send both, they must agree. Supported versions: 2.`,
+    ),
+
+  // Body framing (SPEC §2 step 5).
+  bodyWithoutContentType: () =>
+    new ApiError(400, 'ERR_NGROK_216', 'Your request has a body but no Content-Type header. Send "Content-Type: application/json".'),
+  unsupportedMediaType: (given: string) =>
+    new ApiError(
+      415,
+      'ERR_NGROK_210',
+      `The Content-Type ${quote(given)} is not supported. Send the body as JSON with "Content-Type: application/json".`,
+    ),
+  bodyNotAllowed: (method: string) =>
+    new ApiError(400, 'ERR_NGROK_211', `A ${method} request must not have a body. Send the request without one.`),
+  invalidJson: (reason: string) =>
+    new ApiError(400, 'ERR_NGROK_213', `The request body is not valid JSON: ${reason}.`),
+  bodyNotObject: () =>
+    new ApiError(400, 'ERR_NGROK_215', 'The request body must be a JSON object.'),
+  bodyTooLarge: (limitBytes: number) =>
+    new ApiError(413, undefined, `The request body is larger than the limit of ${limitBytes} bytes.`),
+
+  // Query and fields (SPEC §2 steps 6-7).
+  unknownQueryParameter: (name: string, supported: readonly string[]) =>
+    new ApiError(
+      400,
+      'ERR_NGROK_231',
+      `The query parameter ${quote(name)} is not supported here. Supported parameters: ${listOrNone(supported)}.`,
+      { param: truncate(name) },
+    ),
+  repeatedQueryParameter: (name: string) =>
+    new ApiError(400, 'ERR_NGROK_232', `The query parameter ${quote(name)} was given more than once. Give it once.`, {
+      param: truncate(name),
+    }),
+  unknownField: (name: string, supported: readonly string[]) =>
+    new ApiError(
+      400,
+      'ERR_NGROK_214',
+      `The field ${quote(name)} is not supported. Supported fields: ${listOrNone(supported)}.`,
+      { param: truncate(name) },
+    ),
+  invalidField: (name: string, problem: string) =>
+    new ApiError(400, 'ERR_NGROK_215', `The field ${quote(name)} ${problem}.`, { param: name }),
+
+  // Resource rules (SPEC §3 table).
+  invalidAcl: (message: string) => new ApiError(400, 'ERR_NGROK_600', message, { param: 'acl' }),
+  descriptionTooLong: (bytes: number) =>
+    new ApiError(
+      400,
+      'ERR_NGROK_604',
+      `The description is ${bytes} bytes long; the limit is 255 bytes of UTF-8. Shorten it.`,
+      { param: 'description' },
+    ),
+  metadataTooLong: (bytes: number) =>
+    new ApiError(
+      400,
+      'ERR_NGROK_605',
+      `The metadata is ${bytes} bytes long; the limit is 4096 bytes of UTF-8. Shorten it.`,
+      { param: 'metadata' },
+    ),
+  ownerNotPermitted: () =>
+    new ApiError(
+      403,
+      'ERR_NGROK_630',
+      'Only an admin may set owner_id to someone else. Leave owner_id out to own the credential yourself.',
+      { param: 'owner_id' },
+    ),
+  ownerUnknown: (ownerId: string) =>
+    new ApiError(
+      400,
+      'ERR_NGROK_634',
+      `The owner_id ${quote(ownerId)} is not a user or bot of this account. Use the id of an active user or bot.`,
+      { param: 'owner_id' },
+    ),
+  invalidLimit: (given: string) =>
+    new ApiError(
+      400,
+      'ERR_NGROK_244',
+      `The limit ${quote(given, 16)} is not valid. Give a whole number from 1 to 100 without signs or leading zeros.`,
+      { param: 'limit' },
+    ),
+  invalidBeforeId: (given: string, kind: string) =>
+    new ApiError(
+      400,
+      'ERR_NGROK_227',
+      `The before_id ${quote(given)} is not a ${kind} id. Use the id of the last item of the previous page.`,
+      { param: 'before_id' },
+    ),
+  policy: (code: string, message: string) => new ApiError(400, code, message, { param: 'value' }),
+
+  unavailable: () =>
+    new ApiError(503, undefined, 'The service is temporarily unavailable. Try again in a few seconds.', {}, { 'Retry-After': '1' }),
+  internal: () => new ApiError(500, undefined, 'Internal server error'),
+};
+
+function unauthorized(code: string, message: string): ApiError {
+  return new ApiError(401, code, message, {}, { 'WWW-Authenticate': 'Bearer' });
+}
+
+function listOrNone(items: readonly string[]): string {
+  return items.length === 0 ? 'none' : items.join(', ');
+}
+
+function truncate(value: string): string {
+  return value.length > 64 ? value.slice(0, 64) : value;
+}

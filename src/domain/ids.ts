@@ -1,0 +1,99 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * KSUIDs (SPEC §1): 4-byte big-endian seconds since 1400000000, then 16 random bytes,
+ * base62-encoded and left-padded to 27 characters. Lexical order is creation order.
+ */
+export const KSUID_EPOCH_SECONDS = 1_400_000_000;
+export const KSUID_LENGTH = 27;
+export const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+export type IdPrefix = 'cr' | 'edgtls' | 'usr' | 'bot' | 'ak' | 'op' | 'acct';
+
+const KSUID_PATTERN = /^[0-9A-Za-z]{27}$/;
+/** The largest KSUID: 2^160 - 1 in base62. Anything above it does not decode to 20 bytes. */
+const KSUID_MAX = 'aWgEPTl1tmebfsQzFP4bxwgy80V';
+
+export function encodeBase62(bytes: Uint8Array, length: number): string {
+  let value = 0n;
+  for (const byte of bytes) value = (value << 8n) | BigInt(byte);
+  let out = '';
+  while (value > 0n) {
+    out = BASE62[Number(value % 62n)] + out;
+    value /= 62n;
+  }
+  return out.padStart(length, '0');
+}
+
+export function isKsuid(text: string): boolean {
+  return KSUID_PATTERN.test(text) && text <= KSUID_MAX;
+}
+
+/** Seconds since the Unix epoch encoded in a KSUID. */
+export function ksuidSeconds(ksuid: string): number {
+  let value = 0n;
+  for (const char of ksuid) value = value * 62n + BigInt(BASE62.indexOf(char));
+  return Number(value >> 128n) + KSUID_EPOCH_SECONDS;
+}
+
+/**
+ * Makes strictly increasing KSUIDs within this process: when two are made in the same second
+ * the random part of the previous one is incremented instead of drawn anew (SPEC §1).
+ */
+export class KsuidGenerator {
+  private lastSeconds = -1;
+  private readonly last = new Uint8Array(20);
+
+  constructor(private readonly nowMs: () => number = Date.now) {}
+
+  /** Returns the id and the whole second it was made in (used as created_at). */
+  next(): { ksuid: string; seconds: number } {
+    const seconds = Math.floor(this.nowMs() / 1000);
+    if (seconds > this.lastSeconds) {
+      this.lastSeconds = seconds;
+      const stamp = seconds - KSUID_EPOCH_SECONDS;
+      this.last[0] = (stamp >>> 24) & 0xff;
+      this.last[1] = (stamp >>> 16) & 0xff;
+      this.last[2] = (stamp >>> 8) & 0xff;
+      this.last[3] = stamp & 0xff;
+      this.last.set(randomBytes(16), 4);
+    } else {
+      // Same second (or the clock stepped back): keep the timestamp, bump the payload.
+      this.increment();
+    }
+    return { ksuid: encodeBase62(this.last, KSUID_LENGTH), seconds: this.lastSeconds };
+  }
+
+  private increment(): void {
+    for (let i = 19; i >= 0; i--) {
+      const byte = this.last[i]!;
+      if (byte < 0xff) {
+        this.last[i] = byte + 1;
+        return;
+      }
+      this.last[i] = 0;
+      // Carrying into the timestamp is astronomically unlikely (2^128 ids in one second)
+      // and still keeps the order, so it needs no special case.
+    }
+  }
+}
+
+const sharedGenerator = new KsuidGenerator();
+
+export function newId(prefix: IdPrefix, generator: KsuidGenerator = sharedGenerator): { id: string; createdAt: string } {
+  const { ksuid, seconds } = generator.next();
+  return { id: `${prefix}_${ksuid}`, createdAt: formatTimestamp(seconds) };
+}
+
+/** RFC 3339, UTC, whole seconds, `Z` suffix (SPEC §1). */
+export function formatTimestamp(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().slice(0, 19) + 'Z';
+}
+
+/** True when `id` is `<prefix>_<ksuid>` for one of the given prefixes. */
+export function isIdOf(id: string, ...prefixes: IdPrefix[]): boolean {
+  const underscore = id.indexOf('_');
+  if (underscore < 0) return false;
+  const prefix = id.slice(0, underscore) as IdPrefix;
+  return prefixes.includes(prefix) && isKsuid(id.slice(underscore + 1));
+}

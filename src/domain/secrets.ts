@@ -1,0 +1,54 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { BASE62 } from './ids.js';
+
+/**
+ * API keys and tunnel authtokens share one shape (SPEC §4, §5.2):
+ * `<27-char KSUID of the resource id>_<21 base62 chars from a CSPRNG>`.
+ * Only the SHA-256 of the whole secret is stored; the KSUID half names the row to look up.
+ */
+export const SECRET_RANDOM_LENGTH = 21;
+const SECRET_SHAPE = /^[0-9A-Za-z]{27}_[0-9A-Za-z]{20,22}$/;
+
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      // 248 = 62 * 4: rejecting the rest keeps every character equally likely.
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+/** Makes the secret for the resource whose id is `<prefix>_<ksuid>`. */
+export function newSecretFor(id: string): string {
+  const ksuid = id.slice(id.indexOf('_') + 1);
+  return `${ksuid}_${randomBase62(SECRET_RANDOM_LENGTH)}`;
+}
+
+/** The shape SPEC §2 checks before any lookup (ERR_NGROK_202 when it fails). */
+export function isWellFormedSecret(secret: string): boolean {
+  return SECRET_SHAPE.test(secret);
+}
+
+/** The KSUID half of a well-formed secret: it is the id of the key or credential it belongs to. */
+export function secretKsuid(secret: string): string {
+  return secret.slice(0, 27);
+}
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+/** Compares a presented secret with a stored hash in constant time. */
+export function secretMatchesHash(secret: string, storedHash: string): boolean {
+  const presented = Buffer.from(hashSecret(secret), 'hex');
+  const stored = Buffer.from(storedHash, 'hex');
+  return presented.length === stored.length && timingSafeEqual(presented, stored);
+}
+
+/** At most 8 characters of a secret, for messages and listings that help a caller recognise it. */
+export function secretDisplayPrefix(secret: string): string {
+  return secret.slice(0, 8);
+}

@@ -1,0 +1,44 @@
+import Type, { type TSchema } from 'typebox';
+
+/** `T | null` in request bodies: SPEC §1 says null means "not provided". */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const ErrorBody = Type.Object(
+  {
+    error_code: Type.Optional(Type.String({ description: 'Stable error code, e.g. ERR_NGROK_215. Absent where none applies.' })),
+    status_code: Type.Integer({ description: 'Equals the HTTP status.' }),
+    msg: Type.String({ description: 'What went wrong and what to change.' }),
+    details: Type.Record(Type.String(), Type.String(), {
+      description: 'Always holds operation_id; field errors add param.',
+    }),
+  },
+  { $id: 'Error', description: 'Every error answer has this shape (SPEC §3).' },
+);
+
+export const errorResponse = (description: string) => ({ ...Type.Ref('Error'), description });
+
+/** Error answers every authenticated operation can give. */
+export const commonErrors = {
+  400: errorResponse('Bad request: version header, body framing, query or field errors.'),
+  401: errorResponse('Missing, malformed, unknown or revoked API key.'),
+  404: errorResponse('Unknown route or resource.'),
+  405: errorResponse('Known path, method not allowed (see the Allow header).'),
+  429: errorResponse('Rate limited; see Retry-After.'),
+  500: errorResponse('Internal server error.'),
+  503: errorResponse('Database unavailable; try again.'),
+};
+
+export const bodyErrors = {
+  413: errorResponse('Request body larger than 1 MiB.'),
+  415: errorResponse('Content-Type is not application/json.'),
+};
+
+export const IdParams = Type.Object({ id: Type.String({ description: 'Resource id.' }) });
+
+export const PagingQuery = Type.Object({
+  before_id: Type.Optional(Type.String({ description: 'Only items with a smaller (older) id.' })),
+  beforeId: Type.Optional(Type.String({ description: 'Alias of before_id (sent by the npm client).', deprecated: true })),
+  limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]*$', description: 'Page size, 1 to 100 (default 100).' })),
+});
+
+export const security = [{ bearerAuth: [] }];

@@ -1,0 +1,109 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { Config } from '../config.js';
+import { Authenticator } from '../domain/auth.js';
+import { CredentialService } from '../domain/credentials/service.js';
+import { newId } from '../domain/ids.js';
+import { ErrorBody } from '../http/common/schemas.js';
+import { credentialRoutes } from '../http/credentials/routes.js';
+import { CredentialResponse } from '../http/credentials/schemas.js';
+import { opsRoutes } from '../http/ops/routes.js';
+import type { Store } from '../storage/db.js';
+import { SqlAccountRepository } from '../storage/repositories/accounts.js';
+import { SqlCredentialRepository } from '../storage/repositories/credentials.js';
+import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './body.js';
+import { sendError, toApiError } from './errors.js';
+import { registerRequestGuards, registerValidationOnRoutes, type RateLimiter } from './hooks.js';
+import { createLogger, type Logger } from './logger.js';
+import { registerResponseHeadersAndLog } from './observability.js';
+import { registerNotFound } from './routing.js';
+import { orderPreservingSerializerFactory } from './serializer.js';
+import { parseQueryString } from './validation.js';
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  logger?: Logger;
+  rateLimiter?: RateLimiter;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Marks the start of shutdown: /readyz fails and connections are closed after each answer. */
+    beginShutdown(): void;
+  }
+}
+
+const noRateLimit: RateLimiter = { consume: () => 0 };
+
+/** Builds the whole HTTP application on an open, migrated store. Never listens. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, store } = deps;
+  const app = Fastify({
+    loggerInstance: (deps.logger ?? createLogger(config.logLevel)) as FastifyBaseLogger,
+    // One line per request is written by our onResponse hook instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'operation_id' }),
+    genReqId: () => newId('op').id,
+    requestIdHeader: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    exposeHeadRoutes: false,
+    trustProxy: config.trustProxy,
+    return503OnClosing: false,
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    routerOptions: {
+      ignoreTrailingSlash: false,
+      ignoreDuplicateSlashes: false,
+      caseSensitive: true,
+      maxParamLength: 500,
+      querystringParser: parseQueryString,
+    },
+    schemaController: { compilersFactory: { buildSerializer: orderPreservingSerializerFactory() as never } },
+  });
+  // Requests are validated by our own compiler (server/validation.ts) in preValidation hooks.
+  app.setValidatorCompiler(() => () => true);
+
+  let closing = false;
+  app.decorate('beginShutdown', () => {
+    closing = true;
+  });
+
+  const accounts = SqlAccountRepository.of(store);
+  const credentialRepository = new SqlCredentialRepository(store);
+  const authenticator = new Authenticator(accounts, credentialRepository);
+  const credentials = new CredentialService(credentialRepository, {
+    isActiveMember: async (accountId, id) => {
+      const principal = await accounts.getPrincipal(id);
+      return principal !== undefined && principal.accountId === accountId && principal.revokedAt === null;
+    },
+  });
+
+  app.setErrorHandler((error, request, reply) => sendError(reply, toApiError(error, request)));
+  registerJsonBodyParser(app);
+  registerNotFound(app);
+  registerValidationOnRoutes(app);
+  registerResponseHeadersAndLog(app);
+  app.addHook('onRequest', async (_request, reply) => {
+    if (closing) reply.header('Connection', 'close');
+  });
+  registerRequestGuards(app, authenticator, deps.rateLimiter ?? noRateLimit);
+
+  app.addSchema(ErrorBody);
+  app.addSchema(CredentialResponse);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'burrow',
+        version: '2',
+        description: 'Tunnel credentials, TLS edges and their traffic policy. Send `Service-Version: 2` (or `Ngrok-Version: 2`).',
+      },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+
+  await app.register(opsRoutes, { ping: () => store.ping(), isClosing: () => closing });
+  await app.register(credentialRoutes, { credentials, publicUrl: config.publicUrl });
+  return app;
+}

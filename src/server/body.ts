@@ -1,0 +1,62 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { errors } from '../domain/errors.js';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Body framing of SPEC §2 step 5, in place of Fastify's parsers: every body, whatever its
+ * Content-Type, arrives here as bytes so that each framing failure gets the SPEC's answer.
+ */
+export function registerJsonBodyParser(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, (request, raw, done) => {
+    try {
+      done(null, parseBody(request, raw as Buffer));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+}
+
+function parseBody(request: FastifyRequest, raw: Buffer): unknown {
+  const method = request.method;
+  if (method !== 'POST' && method !== 'PATCH' && method !== 'PUT') {
+    if (raw.length > 0) throw errors.bodyNotAllowed(method);
+    return undefined;
+  }
+  const contentType = request.headers['content-type'];
+  if (raw.length === 0) return {};
+  if (contentType === undefined) throw errors.bodyWithoutContentType();
+  if (!isJsonMediaType(contentType)) throw errors.unsupportedMediaType(contentType);
+
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    throw errors.invalidJson('it is not valid UTF-8');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw errors.invalidJson(describeJsonError(error));
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw errors.bodyNotObject();
+  return value;
+}
+
+/** `application/json`, in any letter case, with or without parameters such as charset. */
+export function isJsonMediaType(header: string): boolean {
+  const semicolon = header.indexOf(';');
+  const mediaType = (semicolon < 0 ? header : header.slice(0, semicolon)).trim().toLowerCase();
+  return mediaType === 'application/json';
+}
+
+function describeJsonError(error: unknown): string {
+  const message = error instanceof Error ? error.message : '';
+  // V8 says e.g. "Unexpected token } in JSON at position 12": keep the position, drop the rest.
+  const position = /position (\d+)/.exec(message)?.[1];
+  return position === undefined ? 'it could not be parsed' : `syntax error at character ${position}`;
+}

@@ -1,0 +1,88 @@
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import type { TSchema } from 'typebox';
+import type { Principal } from '../domain/accounts/types.js';
+import type { Authenticator } from '../domain/auth.js';
+import { errors } from '../domain/errors.js';
+import { compileBodyValidator, compileQueryValidator, type RawQuery } from './validation.js';
+
+export interface RateLimiter {
+  /** Counts one request of the account; returns seconds to wait when over the limit, else 0. */
+  consume(accountId: string): Promise<number> | number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+  interface FastifyContextConfig {
+    /** Operational endpoints: no API key, no version header (SPEC §2). */
+    public?: boolean;
+  }
+}
+
+/**
+ * SPEC §2 steps 2-4, in order: authentication, rate limit, version. Unknown routes and wrong
+ * methods were answered by the router already (step 1).
+ */
+export function registerRequestGuards(app: FastifyInstance, authenticator: Authenticator, rateLimiter: RateLimiter): void {
+  app.decorateRequest('principal', null as unknown as Principal);
+
+  app.addHook('onRequest', async (request) => {
+    dropContentTypeOfEmptyBody(request);
+    if (request.is404 || request.routeOptions.config.public) return;
+    request.principal = await authenticator.authenticate(request.headers.authorization);
+    const wait = await rateLimiter.consume(request.principal.accountId);
+    if (wait > 0) throw errors.rateLimited(wait);
+    checkVersion(request);
+  });
+}
+
+function checkVersion(request: FastifyRequest): void {
+  const serviceVersion = request.headers['service-version'];
+  const ngrokVersion = request.headers['ngrok-version'];
+  if (serviceVersion === undefined && ngrokVersion === undefined) throw errors.versionMissing();
+  for (const value of [serviceVersion, ngrokVersion]) {
+    if (value !== undefined && value !== '2') throw errors.versionUnsupported(String(value));
+  }
+}
+
+/**
+ * With no body there is nothing to frame: a Content-Type alone (the npm client sends one on
+ * every request) must neither be parsed nor rejected as an unknown media type.
+ */
+function dropContentTypeOfEmptyBody(request: FastifyRequest): void {
+  const headers = request.headers;
+  if (headers['content-type'] === undefined || headers['transfer-encoding'] !== undefined) return;
+  const length = headers['content-length'];
+  if (length === undefined || length === '0') delete headers['content-type'];
+}
+
+/**
+ * Attaches SPEC §2 steps 5-7 that come after parsing to every route: a GET with a body, then
+ * the query string, then the body fields, all before the handler looks anything up.
+ */
+export function attachRequestValidation(route: RouteOptions): void {
+  const schema = route.schema as { querystring?: TSchema; body?: TSchema } | undefined;
+  if (route.config?.public) return;
+  const validateQuery = compileQueryValidator(schema?.querystring);
+  const validateBody = schema?.body ? compileBodyValidator(schema.body) : undefined;
+  const methods = [route.method].flat();
+  const bodyless = methods.every((method) => method === 'GET' || method === 'HEAD');
+
+  const validate = async (request: FastifyRequest) => {
+    if (bodyless && hasBody(request)) throw errors.bodyNotAllowed(request.method);
+    request.query = validateQuery(request.query as RawQuery);
+    if (validateBody) request.body = validateBody(request.body);
+  };
+  route.preValidation = [validate, ...[route.preValidation ?? []].flat()];
+}
+
+/** Fastify never reads a GET body, so its presence is judged from the framing headers. */
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
+}
+
+export function registerValidationOnRoutes(app: FastifyInstance): void {
+  app.addHook('onRoute', attachRequestValidation);
+}

@@ -1,0 +1,29 @@
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * Headers every response carries (SPEC §1) and the one log line per request. The line names
+ * the route template, never the query string or any header, so no secret can reach it.
+ */
+export function registerResponseHeadersAndLog(app: FastifyInstance): void {
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('Ngrok-Operation-Id', request.id);
+    reply.header('Cache-Control', 'no-store');
+    // SPEC §1 says exactly `application/json`; Fastify would append `; charset=utf-8`.
+    const type = reply.getHeader('content-type');
+    if (typeof type === 'string' && type.startsWith('application/json')) reply.header('content-type', 'application/json');
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        route: request.is404 ? undefined : request.routeOptions.url,
+        status: reply.statusCode,
+        error_code: reply.errorCode,
+        duration_ms: Math.round(reply.elapsedTime * 100) / 100,
+        principal_id: request.principal?.id,
+      },
+      'request completed',
+    );
+  });
+}

@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config.js';
+import { AccountService } from '../domain/accounts/service.js';
+import { openStore, type Store } from '../storage/db.js';
+import { migrateToLatest } from '../storage/migrate.js';
+import { SqlAccountRepository } from '../storage/repositories/accounts.js';
+import { buildApp } from './app.js';
+import { createLogger, type Logger } from './logger.js';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  store: Store;
+  address: string;
+  /** Stops accepting, lets in-flight requests finish, then closes the database. */
+  stop(): Promise<void>;
+}
+
+/** Opens and migrates the store, bootstraps an empty database, and listens. */
+export async function start(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+  const store = openStore(config.databaseUrl, {
+    poolSize: config.dbPoolSize,
+    statementTimeoutMs: config.dbStatementTimeoutMs,
+  });
+  try {
+    const applied = await migrateToLatest(store);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
+    await bootstrap(store, config, logger);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+
+  const app = await buildApp({ config, store, logger });
+  app.server.headersTimeout = config.headersTimeoutMs;
+  const address = await app.listen({ port: config.port, host: config.host });
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      app.beginShutdown();
+      // Fastify's close stops accepting, waits for in-flight requests, then runs onClose.
+      const timer = setTimeout(() => app.server.closeAllConnections(), config.shutdownGraceMs);
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(timer);
+        await store.close();
+      }
+    })());
+  return { app, store, address, stop };
+}
+
+async function bootstrap(store: Store, config: Config, logger: Logger): Promise<void> {
+  const result = await new AccountService(SqlAccountRepository.of(store)).bootstrap(config.bootstrapApiKey);
+  if (!result) return;
+  logger.info({ account_id: result.account.id, user_id: result.admin.id, api_key_id: result.key.id }, 'bootstrapped an empty database');
+  if (result.generatedSecret !== undefined) {
+    process.stderr.write(
+      `\nburrow: created the first admin user (${result.admin.id}) and its API key:\n\n    ${result.generatedSecret}\n\n` +
+        'Store it now: it will not be shown again. Send it as "Authorization: Bearer <key>".\n\n',
+    );
+  }
+}

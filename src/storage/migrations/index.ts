@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely';
+import type { Dialect } from '../db.js';
+import { initial } from './001_initial.js';
+
+/** Every migration in order. Names are permanent: they are recorded in kysely_migration. */
+export function allMigrations(dialect: Dialect): Record<string, Migration> {
+  return {
+    '001_initial': initial(dialect),
+  };
+}

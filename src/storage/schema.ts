@@ -1,0 +1,57 @@
+/**
+ * Table shapes as Kysely sees them. Booleans are stored as 0/1 integers and JSON lists as text
+ * on both dialects, so rows read the same from SQLite and PostgreSQL.
+ */
+export interface AccountsTable {
+  id: string;
+  name: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface PrincipalsTable {
+  id: string;
+  account_id: string;
+  kind: 'user' | 'bot';
+  name: string;
+  admin: number;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  owner_id: string;
+  description: string;
+  secret_hash: string;
+  display_prefix: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface CredentialsTable {
+  id: string;
+  account_id: string;
+  owner_id: string;
+  description: string;
+  metadata: string;
+  /** JSON array of strings. */
+  acl: string;
+  token_hash: string;
+  created_at: string;
+}
+
+export interface BootstrapTable {
+  id: number;
+  account_id: string;
+  created_at: string;
+}
+
+export interface SchemaTables {
+  accounts: AccountsTable;
+  principals: PrincipalsTable;
+  api_keys: ApiKeysTable;
+  credentials: CredentialsTable;
+  bootstrap: BootstrapTable;
+}

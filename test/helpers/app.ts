@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { loadConfig, type Config } from '../../src/config.js';
+import { AccountService } from '../../src/domain/accounts/service.js';
+import type { Principal } from '../../src/domain/accounts/types.js';
+import { buildApp } from '../../src/server/app.js';
+import type { RateLimiter } from '../../src/server/hooks.js';
+import { createLogger } from '../../src/server/logger.js';
+import { openStore, type Store } from '../../src/storage/db.js';
+import { migrateToLatest } from '../../src/storage/migrate.js';
+import { SqlAccountRepository } from '../../src/storage/repositories/accounts.js';
+import { Writable } from 'node:stream';
+
+/**
+ * The database tests run on: in-memory SQLite by default; with TEST_DATABASE_URL set, a fresh
+ * schema of that PostgreSQL database per test app, so runs and tests never see each other.
+ */
+export function testDatabaseUrl(): string {
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base) return 'sqlite::memory:';
+  const url = new URL(base);
+  url.searchParams.set('schema', `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`);
+  return url.toString();
+}
+
+export interface Caller {
+  principal: Principal;
+  key: string;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  store: Store;
+  config: Config;
+  accounts: AccountService;
+  admin: Caller;
+  /** Log lines written while the app ran. */
+  logs: string[];
+  /** inject() with the admin key and Service-Version unless the options say otherwise. */
+  call(options: CallOptions): Promise<LightMyRequestResponse>;
+  /** A new user or bot on the admin's account (or a new account), with an API key. */
+  newCaller(options?: { kind?: 'user' | 'bot'; admin?: boolean; newAccount?: boolean }): Promise<Caller>;
+  close(): Promise<void>;
+}
+
+export interface CallOptions extends Omit<InjectOptions, 'body'> {
+  method: NonNullable<InjectOptions['method']>;
+  url: string;
+  /** An object is sent as JSON; a string or Buffer as is. */
+  body?: unknown;
+  /** The API key to send; null sends no Authorization header. Defaults to the admin key. */
+  key?: string | null;
+  /** false sends no version header. */
+  version?: boolean;
+}
+
+export async function createTestApp(
+  env: Record<string, string> = {},
+  options: { rateLimiter?: RateLimiter } = {},
+): Promise<TestApp> {
+  const config = loadConfig({ DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'info', ...env });
+  const store = openStore(config.databaseUrl, { poolSize: 4 });
+  await migrateToLatest(store);
+  const accounts = new AccountService(SqlAccountRepository.of(store));
+  const boot = await accounts.bootstrap();
+  if (!boot?.generatedSecret) throw new Error('bootstrap did not run on a fresh database');
+  const admin: Caller = { principal: boot.admin, key: boot.generatedSecret };
+
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const app = await buildApp({ config, store, logger: createLogger(config.logLevel, sink), ...options });
+  await app.ready();
+
+  const call = (callOptions: CallOptions) => {
+    const { key = admin.key, version = true, body, headers = {}, ...rest } = callOptions;
+    const finalHeaders: Record<string, string> = {};
+    if (key !== null) finalHeaders.authorization = `Bearer ${key}`;
+    if (version) finalHeaders['service-version'] = '2';
+    let payload: string | Buffer | undefined;
+    if (body !== undefined) {
+      payload = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+      finalHeaders['content-type'] = 'application/json';
+    }
+    Object.assign(finalHeaders, headers);
+    for (const [name, value] of Object.entries(finalHeaders)) if (value === undefined) delete finalHeaders[name];
+    return app.inject({ ...rest, headers: finalHeaders, ...(payload === undefined ? {} : { payload }) });
+  };
+
+  const newCaller = async (callerOptions: { kind?: 'user' | 'bot'; admin?: boolean; newAccount?: boolean } = {}) => {
+    const accountId = callerOptions.newAccount ? (await accounts.createAccount('other')).id : boot.account.id;
+    const principal = await accounts.createPrincipal(accountId, callerOptions.kind ?? 'bot', 'test', callerOptions.admin ?? false);
+    const { secret } = await accounts.createApiKey(principal.id);
+    return { principal, key: secret };
+  };
+
+  return {
+    app,
+    store,
+    config,
+    accounts,
+    admin,
+    logs,
+    call,
+    newCaller,
+    close: async () => {
+      await app.close();
+      if (store.dialect === 'postgres' && store.schema) await dropSchema(store, store.schema);
+      await store.close();
+    },
+  };
+}
+
+async function dropSchema(store: Store, schema: string): Promise<void> {
+  const { sql } = await import('kysely');
+  await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(store.db);
+}
+
+/** The parsed JSON body of a response. */
+export function json<T = Record<string, unknown>>(response: LightMyRequestResponse): T {
+  return JSON.parse(response.body) as T;
+}
