@@ -11,6 +11,9 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
   const migrator = new Migrator({
     db: store.db,
     provider: { getMigrations: async () => allMigrations(store.dialect) },
+    // Kysely looks for its bookkeeping tables in every schema unless told which one; with
+    // several schemas in one database it would find another's and skip creating its own.
+    ...(store.dialect === 'postgres' ? { migrationTableSchema: store.schema ?? (await currentSchema(store)) } : {}),
   });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   if (result.error) throw result.error;
@@ -25,4 +28,11 @@ async function createSchema(store: Store, schema: string): Promise<void> {
     const code = (error as { code?: string }).code;
     if (code !== '23505' && code !== '42P06') throw error;
   }
+}
+
+async function currentSchema(store: Store): Promise<string> {
+  const result = await sql<{ schema: string }>`select current_schema() as schema`.execute(store.db);
+  const schema = result.rows[0]?.schema;
+  if (!schema) throw new Error('The PostgreSQL search_path names no existing schema to migrate into.');
+  return schema;
 }

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, DEFAULT_DATABASE_URL, loadConfig } from '../src/config.js';
+
+describe('loadConfig', () => {
+  it('has safe defaults and is frozen', () => {
+    const config = loadConfig({});
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.databaseUrl, DEFAULT_DATABASE_URL);
+    assert.equal(config.publicUrl, undefined);
+    assert.equal(config.trustProxy, false);
+    assert.equal(config.logLevel, 'info');
+    assert.equal(config.maxPolicyRules, 25);
+    assert.ok(Object.isFrozen(config));
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://u@db:5432/burrow',
+      PUBLIC_URL: 'https://api.example.com/',
+      TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
+      LOG_LEVEL: 'warn',
+      BOOTSTRAP_API_KEY: '2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ_abcdefghijklmnopqrstu',
+      RATE_LIMIT_PER_MINUTE: '0',
+    });
+    assert.equal(config.port, 9000);
+    assert.equal(config.publicUrl, 'https://api.example.com');
+    assert.equal(config.trustProxy, '10.0.0.0/8, 127.0.0.1');
+    assert.equal(config.rateLimitPerMinute, 0);
+    assert.equal(config.bootstrapApiKey, '2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ_abcdefghijklmnopqrstu');
+  });
+
+  for (const [name, value] of [
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['PUBLIC_URL', 'not a url'],
+    ['PUBLIC_URL', 'ftp://x.example.com'],
+    ['PUBLIC_URL', 'https://x.example.com/?q=1'],
+    ['TRUST_PROXY', 'maybe'],
+    ['LOG_LEVEL', 'loud'],
+    ['BOOTSTRAP_API_KEY', 'short'],
+    ['RATE_LIMIT_PER_MINUTE', 'lots'],
+    ['MAX_POLICY_RULES', '0'],
+  ]) {
+    it(`rejects ${name}=${JSON.stringify(value)} with a message naming ${name}`, () => {
+      assert.throws(
+        () => loadConfig({ [name!]: value }),
+        (error: unknown) => error instanceof ConfigError && error.message.includes(name!),
+      );
+    });
+  }
+});
