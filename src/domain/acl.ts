@@ -373,3 +373,16 @@ export function aclPermitsBind(rules: readonly string[], bind: AclBind): boolean
   }
   return requested;
 }
+
+/**
+ * Checks a `host:port` string against the `address` production of SPEC 5.3 (TLS edge
+ * hostports use the same grammar). Returns why it fails, or null.
+ */
+export function hostportProblem(hostport: string): string | null {
+  if (hostport === '') return 'The hostport is empty; write it as host:port, such as "app.example.com:443".';
+  const bad = badCharacter(hostport);
+  if (bad) return bad.replace('The rule', 'The hostport');
+  if (!hostport.includes(':')) return `The hostport ${quote(hostport)} has no port; write it as host:port, such as "app.example.com:443".`;
+  const parsed = parseAddress(hostport);
+  return parsed.ok ? null : parsed.reason;
+}

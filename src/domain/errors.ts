@@ -121,7 +121,7 @@ export const errors = {
       { param: truncate(name) },
     ),
   invalidField: (name: string, problem: string) =>
-    new ApiError(400, 'ERR_NGROK_215', `The field ${quote(name)} ${problem}.`, { param: name }),
+    new ApiError(400, 'ERR_NGROK_215', `The field ${quote(name)} ${problem}${problem.endsWith('.') ? '' : '.'}`, { param: name }),
 
   // Resource rules (SPEC §3 table).
   invalidAcl: (message: string) => new ApiError(400, 'ERR_NGROK_600', message, { param: 'acl' }),

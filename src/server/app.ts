@@ -7,10 +7,15 @@ import { newId } from '../domain/ids.js';
 import { ErrorBody } from '../http/common/schemas.js';
 import { credentialRoutes } from '../http/credentials/routes.js';
 import { CredentialResponse } from '../http/credentials/schemas.js';
+import { tlsEdgeRoutes } from '../http/edges/routes.js';
+import { TlsEdgeResponse, TrafficPolicyModuleResponse } from '../http/edges/schemas.js';
+import { trafficPolicyRoutes } from '../http/edges/traffic-policy-routes.js';
 import { opsRoutes } from '../http/ops/routes.js';
 import type { Store } from '../storage/db.js';
 import { SqlAccountRepository } from '../storage/repositories/accounts.js';
 import { SqlCredentialRepository } from '../storage/repositories/credentials.js';
+import { SqlTlsEdgeRepository } from '../storage/repositories/tls-edges.js';
+import { TlsEdgeService } from '../domain/edges/service.js';
 import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './body.js';
 import { sendError, toApiError } from './errors.js';
 import { registerRequestGuards, registerValidationOnRoutes, type RateLimiter } from './hooks.js';
@@ -78,6 +83,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
 
+  const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules);
+
   app.setErrorHandler((error, request, reply) => sendError(reply, toApiError(error, request)));
   registerJsonBodyParser(app);
   registerNotFound(app);
@@ -90,6 +97,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addSchema(ErrorBody);
   app.addSchema(CredentialResponse);
+  app.addSchema(TrafficPolicyModuleResponse);
+  app.addSchema(TlsEdgeResponse);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -105,5 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(opsRoutes, { ping: () => store.ping(), isClosing: () => closing });
   await app.register(credentialRoutes, { credentials, publicUrl: config.publicUrl });
+  await app.register(tlsEdgeRoutes, { edges, publicUrl: config.publicUrl });
+  await app.register(trafficPolicyRoutes, { edges });
   return app;
 }

@@ -42,6 +42,12 @@ function compile(schema: JsonSchema): Check {
       return compileArray(schema);
     case 'object':
       return compileObject(schema);
+    case 'null':
+      // A known field that only null may fill (an edge module burrow does not serve): the
+      // enclosing object already treats null as absent, so any value reaching here is refused.
+      return (_value, path) => {
+        throw errors.invalidField(path, `names a module that burrow does not serve; send null or leave it out`);
+      };
     default:
       throw new Error(`Unsupported schema type in a request schema: ${String(schema.type)}`);
   }

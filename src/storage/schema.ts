@@ -42,6 +42,19 @@ export interface CredentialsTable {
   created_at: string;
 }
 
+export interface TlsEdgesTable {
+  id: string;
+  account_id: string;
+  description: string;
+  metadata: string;
+  /** JSON array of strings. */
+  hostports: string;
+  /** 0/1 when a traffic policy module is attached, else null (as is policy_value). */
+  policy_enabled: number | null;
+  policy_value: string | null;
+  created_at: string;
+}
+
 export interface BootstrapTable {
   id: number;
   account_id: string;
@@ -53,5 +66,6 @@ export interface SchemaTables {
   principals: PrincipalsTable;
   api_keys: ApiKeysTable;
   credentials: CredentialsTable;
+  tls_edges: TlsEdgesTable;
   bootstrap: BootstrapTable;
 }

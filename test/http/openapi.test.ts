@@ -23,9 +23,14 @@ describe('/openapi.json', () => {
     assert.match(doc.openapi, /^3\./);
     assert.ok(doc.components.schemas.Error);
     assert.ok(doc.components.schemas.Credential);
+    assert.ok(doc.components.schemas.TLSEdge);
+    assert.ok(doc.components.schemas.TrafficPolicyModule);
     const expected: Record<string, string[]> = {
       '/credentials': ['get', 'post'],
       '/credentials/{id}': ['delete', 'get', 'patch'],
+      '/edges/tls': ['get', 'post'],
+      '/edges/tls/{id}': ['delete', 'get', 'patch'],
+      '/edges/tls/{id}/traffic_policy': ['delete', 'get', 'put'],
     };
     for (const [path, methods] of Object.entries(expected)) {
       assert.deepEqual(Object.keys(doc.paths[path] ?? {}).sort(), methods, path);

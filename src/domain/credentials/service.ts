@@ -3,7 +3,8 @@ import { validateAcl } from '../acl.js';
 import { errors } from '../errors.js';
 import { isIdOf, newId } from '../ids.js';
 import { hashSecret, newSecretFor } from '../secrets.js';
-import type { Credential, CredentialChanges, CredentialRepository, PageOf } from './types.js';
+import type { PageOf } from '../paging.js';
+import type { Credential, CredentialChanges, CredentialRepository } from './types.js';
 import { checkDescription, checkMetadata } from '../text-limits.js';
 
 export interface CreateCredentialInput {

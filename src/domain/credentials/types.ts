@@ -1,3 +1,5 @@
+import type { Page, PageOf } from '../paging.js';
+
 export interface Credential {
   readonly id: string;
   readonly accountId: string;
@@ -12,17 +14,6 @@ export interface CredentialChanges {
   description?: string;
   metadata?: string;
   acl?: readonly string[];
-}
-
-export interface Page {
-  /** Only items with a smaller id. */
-  beforeId?: string | undefined;
-  limit: number;
-}
-
-export interface PageOf<T> {
-  readonly items: T[];
-  readonly hasMore: boolean;
 }
 
 export interface CredentialRepository {

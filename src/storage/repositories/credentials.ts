@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
-import type { Credential, CredentialChanges, CredentialRepository, Page, PageOf } from '../../domain/credentials/types.js';
+import type { Credential, CredentialChanges, CredentialRepository } from '../../domain/credentials/types.js';
+import type { Page, PageOf } from '../../domain/paging.js';
 import type { Store } from '../db.js';
 import type { CredentialsTable } from '../schema.js';
 

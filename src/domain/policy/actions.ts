@@ -1,0 +1,251 @@
+/**
+ * What the actions of a TLS edge mean: which types exist, which are allowed in on_tcp_connect,
+ * and the configuration each one takes. Config shape problems are ERR_NGROK_2203, missing or
+ * out-of-domain values ERR_NGROK_2204, bad CIDRs 2217, bad interpolations 2224.
+ */
+import type { MapNode, TreeNode } from './parse.js';
+import type { RawAction, RawRule } from './structure.js';
+import { actionLabel, field, isNull, rejectUnknownKeys, scalarOrKind } from './structure.js';
+import { CODES, fail, kindOf, quoted } from './problem.js';
+import { explainInvalidCidr, parseCidr } from './cidr.js';
+import { checkInterpolations, describeCelType, interpolationType, isWholeInterpolation } from './expressions.js';
+import type { PolicyValue, ValidatedAction } from './types.js';
+
+/** Action types a TLS edge runs in on_tcp_connect. */
+export const TCP_ACTIONS = ['deny', 'log', 'restrict-ips'] as const;
+
+/** Types the reference service knows for other phases or endpoint kinds: "not allowed here" (2202), not "unknown" (2201). */
+export const OTHER_KNOWN_ACTIONS: ReadonlySet<string> = new Set([
+  'add-headers',
+  'basic-auth',
+  'circuit-breaker',
+  'close-connection',
+  'compress-response',
+  'custom-response',
+  'forward-internal',
+  'http-request',
+  'jwt-validation',
+  'oauth',
+  'openid-connect',
+  'owasp-crs-request',
+  'owasp-crs-response',
+  'rate-limit',
+  'redirect',
+  'remove-headers',
+  'saml',
+  'set-vars',
+  'terminate-tls',
+  'url-rewrite',
+  'verify-webhook',
+]);
+
+const ALLOWED_TEXT = 'deny, log and restrict-ips';
+
+/** Validates the actions of a rule in order and returns their normalized form. */
+export function validateActions(rule: RawRule, actions: RawAction[]): ValidatedAction[] {
+  const result: ValidatedAction[] = [];
+  let denyAt: number | undefined;
+  for (const action of actions) {
+    const label = actionLabel(rule, action);
+    const where = `${label}, line ${action.line}`;
+    checkType(where, action.type);
+    // After the type (an action that can never be allowed is the bigger problem), before its config.
+    if (denyAt !== undefined) {
+      fail(
+        CODES.unreachable,
+        `${where}: this action can never run, because action ${denyAt} (deny) before it in the same rule ends the connection; remove it or move it before the deny.`,
+      );
+    }
+    const configWhere = `${label}, line ${action.configLine}`;
+    switch (action.type) {
+      case 'deny':
+        result.push(validateDeny(configWhere, action.config));
+        denyAt = action.number;
+        break;
+      case 'log':
+        result.push(validateLog(label, configWhere, action.config));
+        break;
+      default: // 'restrict-ips', the only other type checkType lets through
+        result.push(validateRestrictIps(label, configWhere, action.config));
+    }
+  }
+  return result;
+}
+
+function checkType(where: string, type: string): void {
+  if ((TCP_ACTIONS as readonly string[]).includes(type)) return;
+  if (OTHER_KNOWN_ACTIONS.has(type)) {
+    fail(
+      CODES.actionNotAllowed,
+      `${where}: action type ${quoted(type)} is not allowed in the on_tcp_connect phase of a TLS edge; use deny, log or restrict-ips instead.`,
+    );
+  }
+  const near = [...TCP_ACTIONS, ...OTHER_KNOWN_ACTIONS].find((known) => known === type.trim().toLowerCase());
+  const hint = near ? ` Action types are lower case without spaces: did you mean ${quoted(near)}?` : '';
+  fail(
+    CODES.unknownAction,
+    `${where}: action type ${quoted(type)} is unknown; a TLS edge supports ${ALLOWED_TEXT}.${hint}`,
+  );
+}
+
+function configMap(where: string, config: TreeNode): MapNode {
+  if (config.kind !== 'map') {
+    fail(CODES.configMalformed, `${where}: config must be a mapping, but it is ${kindOf(scalarOrKind(config))}.`);
+  }
+  return config;
+}
+
+function validateDeny(where: string, config: TreeNode | null): ValidatedAction {
+  if (config) {
+    const map = configMap(where, config);
+    const first = map.entries[0];
+    if (first) {
+      fail(
+        CODES.configMalformed,
+        `${where}: deny takes no config, but config has the key ${quoted(first.key, 32)}; remove the config.`,
+      );
+    }
+  }
+  return { type: 'deny', config: null };
+}
+
+function validateLog(label: string, where: string, config: TreeNode | null): ValidatedAction {
+  const required = `${where}: log needs config.metadata, a mapping of the names and values to log, for example "metadata: {country: '\${conn.geo.country_code}'}".`;
+  if (!config) fail(CODES.configInvalid, required);
+  const map = configMap(where, config);
+  rejectUnknownKeys(
+    map,
+    ['metadata'],
+    (key) => `${where}: config has the unknown key ${quoted(key, 32)}; log accepts only metadata.`,
+    CODES.configMalformed,
+  );
+  const metadata = field(map, 'metadata');
+  if (!metadata || isNull(metadata.value)) fail(CODES.configInvalid, required);
+  if (metadata.value.kind !== 'map') {
+    fail(
+      CODES.configMalformed,
+      `${where}: config.metadata must be a mapping of names to values, but it is ${kindOf(scalarOrKind(metadata.value))}.`,
+    );
+  }
+  const values = metadataValue(metadata.value, label, 'config.metadata') as { [key: string]: PolicyValue };
+  return { type: 'log', config: { metadata: values } };
+}
+
+/**
+ * Copies metadata into plain values, checking `${...}` in string values at every depth (nested
+ * mappings and lists too: a log sink serializes all of it). Keys are never interpolated.
+ */
+function metadataValue(node: TreeNode, label: string, path: string): PolicyValue {
+  if (node.kind === 'scalar') {
+    if (typeof node.value === 'string') checkInterpolations(`${label}, line ${node.line}`, path, node.value);
+    return node.value;
+  }
+  if (node.kind === 'seq') {
+    return node.items.map((item, index) => metadataValue(item, label, `${path}, entry ${index + 1}`));
+  }
+  const out: { [key: string]: PolicyValue } = {};
+  for (const entry of node.entries) {
+    const value = metadataValue(entry.value, label, joinKey(path, entry.key));
+    // defineProperty: a key such as "__proto__" must stay data, not change the object's prototype.
+    Object.defineProperty(out, entry.key, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+function joinKey(path: string, key: string): string {
+  if (/, entry \d+$/.test(path)) return `${path}, key ${quoted(key, 32)}`;
+  return /^[A-Za-z_][A-Za-z0-9_-]*$/.test(key) ? `${path}.${key.slice(0, 32)}` : `${path}[${quoted(key, 32)}]`;
+}
+
+const RESTRICT_KEYS = ['allow', 'deny', 'enforce', 'ip_policies'];
+
+function validateRestrictIps(label: string, where: string, config: TreeNode | null): ValidatedAction {
+  const required = `${where}: restrict-ips needs config.allow or config.deny, a non-empty list of CIDRs such as "10.0.0.0/8".`;
+  if (!config) fail(CODES.configInvalid, required);
+  const map = configMap(where, config);
+  rejectUnknownKeys(
+    map,
+    RESTRICT_KEYS,
+    (key) => `${where}: config has the unknown key ${quoted(key, 32)}; restrict-ips accepts allow, deny and enforce.`,
+    CODES.configMalformed,
+  );
+  if (field(map, 'ip_policies')) {
+    fail(
+      CODES.configInvalid,
+      `${where}: config.ip_policies is not supported (burrow does not serve IP policies); list the CIDRs in config.allow and config.deny instead.`,
+    );
+  }
+  let enforce = true;
+  const enforceField = field(map, 'enforce');
+  if (enforceField && !isNull(enforceField.value)) {
+    const value = enforceField.value;
+    if (value.kind !== 'scalar' || typeof value.value !== 'boolean') {
+      fail(
+        CODES.configMalformed,
+        `${where}: config.enforce must be true or false, but it is ${kindOf(scalarOrKind(value))}.`,
+      );
+    }
+    enforce = value.value;
+  }
+  const allow = cidrList(label, where, map, 'allow');
+  const deny = cidrList(label, where, map, 'deny');
+  if (allow.length === 0 && deny.length === 0) fail(CODES.configInvalid, required);
+  for (const list of [allow, deny]) for (const entry of list) checkCidrEntry(entry);
+  return { type: 'restrict-ips', config: { allow: allow.map((e) => e.text), deny: deny.map((e) => e.text), enforce } };
+}
+
+interface CidrEntry {
+  text: string;
+  /** Message prefix, e.g. `Rule 1, action 1, line 7`. */
+  where: string;
+  /** e.g. `config.allow, entry 2`. */
+  path: string;
+}
+
+/** The strings of config.allow or config.deny; only their types are checked here. */
+function cidrList(label: string, where: string, map: MapNode, key: 'allow' | 'deny'): CidrEntry[] {
+  const list = field(map, key);
+  if (!list || isNull(list.value)) return [];
+  if (list.value.kind !== 'seq') {
+    fail(
+      CODES.configMalformed,
+      `${where}: config.${key} must be a list of CIDR strings, but it is ${kindOf(scalarOrKind(list.value))}.`,
+    );
+  }
+  return list.value.items.map((item, index) => {
+    const entry = { where: `${label}, line ${item.line}`, path: `config.${key}, entry ${index + 1}` };
+    if (item.kind !== 'scalar' || typeof item.value !== 'string') {
+      fail(
+        CODES.configMalformed,
+        `${entry.where}: ${entry.path} must be a CIDR string such as "10.0.0.0/8", but it is ${kindOf(scalarOrKind(item))}.`,
+      );
+    }
+    return { ...entry, text: item.value };
+  });
+}
+
+function checkCidrEntry(entry: CidrEntry): void {
+  if (entry.text.includes('${')) {
+    const parts = checkInterpolations(entry.where, entry.path, entry.text);
+    if (isWholeInterpolation(entry.text, parts)) {
+      const type = interpolationType(parts[0]!);
+      if (type !== 'string' && type !== 'dyn') {
+        fail(
+          CODES.interpolation,
+          `${entry.where}: ${entry.path}, ${quoted(entry.text)}, produces ${describeCelType(type)}, but a CIDR entry must produce a string.`,
+        );
+      }
+      return;
+    }
+    fail(
+      CODES.invalidCidr,
+      `${entry.where}: ${entry.path}, ${quoted(entry.text)}, is not a valid CIDR; an entry is either a CIDR such as "10.0.0.0/8" or a single interpolation such as "\${...}" as the whole string.`,
+    );
+  }
+  if (!parseCidr(entry.text)) {
+    fail(
+      CODES.invalidCidr,
+      `${entry.where}: ${entry.path}, ${quoted(entry.text)}, is not a valid IPv4 or IPv6 CIDR: ${explainInvalidCidr(entry.text)}.`,
+    );
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * Public shapes of the traffic policy validator (SPEC §7.3). The validator turns a policy
+ * document (a string) into either a normalized policy or the first error found in it.
+ */
+
+/** The first problem found in a policy document; `code` is one of the ERR_NGROK_22xx codes. */
+export interface PolicyError {
+  code: string;
+  message: string;
+}
+
+/** Any value a YAML/JSON document can hold after validation (used for `log` metadata). */
+export type PolicyValue = string | number | boolean | null | PolicyValue[] | { [key: string]: PolicyValue };
+
+export interface DenyAction {
+  type: 'deny';
+  /** deny takes no configuration. */
+  config: null;
+}
+
+export interface LogAction {
+  type: 'log';
+  config: {
+    /** Values as written; strings may still contain `${expr}` interpolations (already compiled once). */
+    metadata: { [key: string]: PolicyValue };
+  };
+}
+
+export interface RestrictIpsAction {
+  type: 'restrict-ips';
+  config: {
+    /** CIDRs as written, or whole `${expr}` interpolations. */
+    allow: string[];
+    deny: string[];
+    /** Defaults to true. */
+    enforce: boolean;
+  };
+}
+
+export type ValidatedAction = DenyAction | LogAction | RestrictIpsAction;
+
+export interface ValidatedRule {
+  /** null when the rule has no `name`. */
+  name: string | null;
+  /** CEL expressions, all of type bool, ANDed; empty means "always". */
+  expressions: string[];
+  /** At least one; nothing follows a `deny`. */
+  actions: ValidatedAction[];
+}
+
+/** The normalized `on_tcp_connect` phase (the legacy `inbound` key lands here too). */
+export interface ValidatedPolicy {
+  rules: ValidatedRule[];
+}
+
+export type PolicyValidation = { ok: true; policy: ValidatedPolicy } | { ok: false; error: PolicyError };
+
+export interface ValidatePolicyOptions {
+  /** Most rules a policy may hold (MAX_POLICY_RULES); default 25. */
+  maxRules?: number;
+}

@@ -1,0 +1,80 @@
+/**
+ * The entry point: a policy document (string) → the normalized policy or its first error.
+ *
+ * Order of checks, so that the reported error is predictable:
+ *   1. size (2221) — before any parsing;
+ *   2. YAML/JSON syntax (2236, with the line);
+ *   3. top-level keys in document order (2236 unknown / both names, 2230 HTTP phase);
+ *   4. the shape of every rule and action of the phase (2236);
+ *   5. the number of rules (2264);
+ *   6. each rule in order: actions present (2206), expressions (2200), then each action in
+ *      order: type (2201/2202), reachability (2207), config (2203/2204/2217/2224).
+ */
+import { POLICY_MAX_BYTES, DEFAULT_MAX_RULES } from './limits.js';
+import { parseTree } from './parse.js';
+import { CODES, PolicyProblem, fail, utf8Bytes } from './problem.js';
+import { readRules, ruleLabel, TCP_PHASE } from './structure.js';
+import { validateActions } from './actions.js';
+import { checkRuleExpression } from './expressions.js';
+import type { PolicyValidation, ValidatePolicyOptions, ValidatedRule } from './types.js';
+
+export function validatePolicy(source: string, options?: ValidatePolicyOptions): PolicyValidation {
+  try {
+    return { ok: true, policy: { rules: validate(source, maxRulesOf(options)) } };
+  } catch (error) {
+    if (error instanceof PolicyProblem) return { ok: false, error: { code: error.code, message: error.message } };
+    // A bug (or an exhausted stack) must not become a 500 or let an unchecked policy through:
+    // reject the document without describing internals.
+    return {
+      ok: false,
+      error: {
+        code: CODES.malformed,
+        message: 'The traffic policy could not be validated. Simplify the document; if it still fails, report it to the operator of this service.',
+      },
+    };
+  }
+}
+
+/** A non-negative integer (0 allows only empty policies), or the default for anything else. */
+function maxRulesOf(options: ValidatePolicyOptions | undefined): number {
+  const value = options?.maxRules;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : DEFAULT_MAX_RULES;
+}
+
+function validate(source: unknown, maxRules: number): ValidatedRule[] {
+  if (typeof source !== 'string') fail(CODES.malformed, 'The traffic policy must be a string holding a YAML or JSON document.');
+  // Every UTF-16 unit is at least one UTF-8 byte, so a longer string is too large without counting.
+  const bytes = source.length > POLICY_MAX_BYTES ? source.length : utf8Bytes(source);
+  if (bytes > POLICY_MAX_BYTES) {
+    fail(
+      CODES.tooLarge,
+      `The traffic policy is ${bytes > source.length ? bytes : `at least ${bytes}`} bytes long; it may be at most ${POLICY_MAX_BYTES} bytes (64 KiB).`,
+    );
+  }
+
+  const rules = readRules(parseTree(source));
+  if (rules.length > maxRules) {
+    fail(
+      CODES.tooManyRules,
+      `The ${TCP_PHASE} phase has ${rules.length} rules, but a policy may have at most ${maxRules}; combine or remove rules.`,
+    );
+  }
+
+  return rules.map((rule): ValidatedRule => {
+    const label = ruleLabel(rule.number, rule.name);
+    if (!rule.actions || rule.actions.length === 0) {
+      fail(
+        CODES.noActions,
+        `${label}, line ${rule.line}: the rule has no actions; give it at least one, for example "actions: [{type: deny}]".`,
+      );
+    }
+    rule.expressions.forEach((expression, index) =>
+      checkRuleExpression(`${label}, expression ${index + 1}, line ${expression.line}`, expression.text),
+    );
+    return {
+      name: rule.name,
+      expressions: rule.expressions.map((e) => e.text),
+      actions: validateActions(rule, rule.actions),
+    };
+  });
+}

@@ -1,0 +1,23 @@
+import type { TlsEdge, TrafficPolicyModule } from '../../domain/edges/types.js';
+
+/** The wire shape of SPEC §7.1: modules burrow does not serve are always null. */
+export function presentEdge(edge: TlsEdge, base: string) {
+  return {
+    id: edge.id,
+    uri: `${base}/edges/tls/${edge.id}`,
+    created_at: edge.createdAt,
+    description: edge.description === '' ? undefined : edge.description,
+    metadata: edge.metadata === '' ? undefined : edge.metadata,
+    hostports: [...edge.hostports],
+    backend: null,
+    ip_restriction: null,
+    mutual_tls: null,
+    tls_termination: null,
+    traffic_policy: edge.trafficPolicy && presentModule(edge.trafficPolicy),
+    policy: null,
+  };
+}
+
+export function presentModule(module: TrafficPolicyModule) {
+  return { enabled: module.enabled, value: module.value };
+}

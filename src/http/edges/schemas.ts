@@ -1,0 +1,95 @@
+import Type, { type Static } from 'typebox';
+import { Nullable } from '../common/schemas.js';
+
+const description = Type.String({ maxLength: 255, description: 'At most 255 bytes of UTF-8.' });
+const metadata = Type.String({ maxLength: 4096, description: 'At most 4096 bytes of UTF-8.' });
+const hostports = Type.Array(Type.String(), {
+  maxItems: 10,
+  description: 'host:port pairs served by the edge (host a domain or IPv4, port 1-65535); at most 10.',
+});
+
+export const TrafficPolicyModuleBody = Type.Object(
+  {
+    enabled: Type.Optional(Nullable(Type.Boolean({ description: 'Whether the policy applies; true when absent or null.' }))),
+    value: Type.String({ description: 'The policy document, YAML or JSON, at most 64 KiB. Stored byte for byte.' }),
+  },
+  { additionalProperties: false },
+);
+
+/** Modules of the reference API that burrow does not serve: only null is accepted (compat). */
+const unserved = (module: string) =>
+  Type.Optional(Type.Null({ description: `The ${module} module is not served by burrow; null or absent only.` }));
+
+const unservedModules = {
+  backend: unserved('backend'),
+  ip_restriction: unserved('IP restriction'),
+  mutual_tls: unserved('mutual TLS'),
+  tls_termination: unserved('TLS termination'),
+  policy: unserved('policy'),
+};
+
+const editableFields = {
+  description: Type.Optional(Nullable(description)),
+  metadata: Type.Optional(Nullable(metadata)),
+  hostports: Type.Optional(Nullable(hostports)),
+  traffic_policy: Type.Optional(Nullable(TrafficPolicyModuleBody)),
+  ...unservedModules,
+};
+
+export const CreateTlsEdgeBody = Type.Object(editableFields, { additionalProperties: false });
+
+export const UpdateTlsEdgeBody = Type.Object(
+  { id: Type.Optional(Nullable(Type.String({ description: 'Must equal the id in the path when given.' }))), ...editableFields },
+  { additionalProperties: false },
+);
+
+/**
+ * PUT accepts the module itself (`enabled`, `value`) or wrapped (`id`, `module`), because the
+ * reference clients disagree (SPEC §7.2). The shapes are told apart in the handler.
+ */
+export const ReplaceTrafficPolicyBody = Type.Object(
+  {
+    id: Type.Optional(Nullable(Type.String({ description: 'Wrapped form: the edge id; must equal the path id.' }))),
+    module: Type.Optional(Nullable(TrafficPolicyModuleBody)),
+    enabled: Type.Optional(Nullable(Type.Boolean({ description: 'Flat form: true when absent or null.' }))),
+    value: Type.Optional(Nullable(Type.String({ description: 'Flat form: the policy document (required in that form).' }))),
+  },
+  { additionalProperties: false },
+);
+
+export const TrafficPolicyModuleResponse = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    value: Type.String(),
+  },
+  { $id: 'TrafficPolicyModule' },
+);
+
+export const TrafficPolicyModuleRef = Type.Unsafe<Static<typeof TrafficPolicyModuleResponse>>(Type.Ref('TrafficPolicyModule'));
+
+/** Field order of SPEC §7.1; empty description and metadata are left out. */
+export const TlsEdgeResponse = Type.Object(
+  {
+    id: Type.String(),
+    uri: Type.String(),
+    created_at: Type.String(),
+    description: Type.Optional(Type.String()),
+    metadata: Type.Optional(Type.String()),
+    hostports: Type.Array(Type.String()),
+    backend: Type.Null(),
+    ip_restriction: Type.Null(),
+    mutual_tls: Type.Null(),
+    tls_termination: Type.Null(),
+    traffic_policy: Type.Union([TrafficPolicyModuleRef, Type.Null()]),
+    policy: Type.Null(),
+  },
+  { $id: 'TLSEdge' },
+);
+
+export const TlsEdgeRef = Type.Unsafe<Static<typeof TlsEdgeResponse>>(Type.Ref('TLSEdge'));
+
+export const TlsEdgeListResponse = Type.Object({
+  tls_edges: Type.Array(TlsEdgeRef),
+  uri: Type.String(),
+  next_page_uri: Type.Union([Type.String(), Type.Null()]),
+});
