@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { adminCommands } from './admin.js';
+import { policyCommand } from './policy.js';
 import { migrateCommand, serveCommand } from './server.js';
 
 export function buildProgram(): Command {
@@ -11,5 +12,6 @@ export function buildProgram(): Command {
   program.addCommand(serveCommand());
   program.addCommand(migrateCommand());
   for (const command of adminCommands()) program.addCommand(command);
+  program.addCommand(policyCommand());
   return program;
 }
