@@ -77,14 +77,14 @@ function principalCommand(kind: 'user' | 'bot'): Command {
     .option('--no-admin', 'make not an admin')
     .action(async (id: string, options: { admin?: boolean }, command: Command) => {
       if (options.admin === undefined) throw new Error('Say --admin or --no-admin.');
-      await withAccounts(command, (service) => service.setAdmin(id, options.admin!));
+      await withAccounts(command, (service) => service.setAdmin(id, options.admin!, kind));
       print(`${id} is ${options.admin ? 'now' : 'no longer'} an admin.`);
     });
   group
     .command('revoke <id>')
     .description(`revoke a ${kind}: its API keys stop working`)
     .action(async (id: string, _options, command: Command) => {
-      await withAccounts(command, (service) => service.revokePrincipal(id));
+      await withAccounts(command, (service) => service.revokePrincipal(id, kind));
       print(`Revoked ${kind} ${id}.`);
     });
   return group;

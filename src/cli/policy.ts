@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
-import { validatePolicy } from '../domain/policy/index.js';
 import { configFor, print } from './context.js';
 
 /** `burrow policy validate <file>`: the server's own validator, offline. Exit status 0 or 1. */
@@ -14,6 +13,7 @@ export function policyCommand(): Command {
       const maxRules = options.maxRules === undefined ? configFor(command).maxPolicyRules : Number(options.maxRules);
       if (!Number.isInteger(maxRules) || maxRules < 1) throw new Error('--max-rules must be a whole number of at least 1.');
       const source = file === '-' ? await readStdin() : await readFile(file, 'utf8');
+      const { validatePolicy } = await import('../domain/policy/index.js');
       const result = validatePolicy(source, { maxRules });
       if (result.ok) {
         const rules = result.policy.rules.length;

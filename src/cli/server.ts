@@ -1,5 +1,4 @@
 import { Command } from 'commander';
-import { start } from '../server/start.js';
 import { openStore } from '../storage/db.js';
 import { migrateToLatest } from '../storage/migrate.js';
 import { configFor, print } from './context.js';
@@ -7,6 +6,8 @@ import { configFor, print } from './context.js';
 export function serveCommand(): Command {
   return new Command('serve').description('run the API server (migrates and bootstraps the database first)').action(async (_options, command: Command) => {
     const config = configFor(command);
+    // Loaded here so that admin commands do not pay for the whole HTTP stack at start.
+    const { start } = await import('../server/start.js');
     const server = await start(config);
     server.app.log.info({ address: server.address, database: server.store.dialect }, 'burrow is listening');
     const shutdown = (signal: string) => {

@@ -89,8 +89,11 @@ function openPostgres(url: string, options: StoreOptions): Store {
     query_timeout: options.statementTimeoutMs ? options.statementTimeoutMs + 1000 : undefined,
     options: schema ? `-c search_path=${schema}` : undefined,
   });
-  // An idle client losing its connection must not crash the process; the next query reports it.
+  // A connection lost while idle, or while checked out between queries, is reported by pg as an
+  // 'error' event; unheard, that would crash the process. The next query on it fails instead,
+  // and that failure is answered 503.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<SchemaTables>({ dialect: new PostgresDialect({ pool }) });
   return {
     dialect: 'postgres',

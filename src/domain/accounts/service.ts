@@ -52,19 +52,29 @@ export class AccountService {
     return this.repository.listPrincipals(accountId);
   }
 
-  async setAdmin(principalId: string, admin: boolean): Promise<void> {
-    if (!(await this.repository.setAdmin(principalId, admin))) throw new AccountAdminError(`No user or bot ${principalId}.`);
+  async setAdmin(principalId: string, admin: boolean, kind: 'user' | 'bot'): Promise<void> {
+    await this.activePrincipal(principalId, kind);
+    await this.repository.setAdmin(principalId, admin);
   }
 
-  async revokePrincipal(principalId: string): Promise<void> {
-    if (!(await this.repository.revokePrincipal(principalId, now()))) {
-      throw new AccountAdminError(`No active user or bot ${principalId}.`);
-    }
+  async revokePrincipal(principalId: string, kind?: 'user' | 'bot'): Promise<void> {
+    await this.activePrincipal(principalId, kind);
+    await this.repository.revokePrincipal(principalId, now());
+  }
+
+  /** The principal, if it is of the given kind, unrevoked, and of an unrevoked account. */
+  private async activePrincipal(id: string, kind?: 'user' | 'bot'): Promise<Principal> {
+    const principal = await this.repository.getPrincipal(id);
+    const noun = kind ?? 'user or bot';
+    if (!principal || (kind !== undefined && principal.kind !== kind)) throw new AccountAdminError(`No ${noun} ${id}.`);
+    if (principal.revokedAt !== null) throw new AccountAdminError(`The ${principal.kind} ${id} is revoked.`);
+    const account = (await this.repository.listAccounts()).find((a) => a.id === principal.accountId);
+    if (!account || account.revokedAt !== null) throw new AccountAdminError(`The account of ${id} is revoked.`);
+    return principal;
   }
 
   async createApiKey(ownerId: string, description = '', presetSecret?: string): Promise<CreatedApiKey> {
-    const owner = await this.repository.getPrincipal(ownerId);
-    if (!owner || owner.revokedAt !== null) throw new AccountAdminError(`No active user or bot ${ownerId}.`);
+    const owner = await this.activePrincipal(ownerId);
     const { id, createdAt } = presetSecret ? { id: `ak_${secretKsuid(presetSecret)}`, createdAt: now() } : newId('ak');
     const secret = presetSecret ?? newSecretFor(id);
     const key: ApiKey = {

@@ -8,6 +8,8 @@ export interface OpsRouteDeps {
 }
 
 const Status = Type.Object({ status: Type.String() });
+/** A load balancer's probe must get an answer even when the database hangs instead of failing. */
+const READY_TIMEOUT_MS = 2000;
 const config = { public: true };
 
 /** Operational endpoints: no API key and no version header (SPEC §2). */
@@ -25,7 +27,7 @@ export async function opsRoutes(app: FastifyInstance, deps: OpsRouteDeps): Promi
     async (_request, reply) => {
       if (deps.isClosing()) return reply.code(503).send({ status: 'shutting down' });
       try {
-        await deps.ping();
+        await withTimeout(deps.ping(), READY_TIMEOUT_MS);
         return { status: 'ready' };
       } catch (error) {
         reply.log.warn({ err: error }, 'readiness check failed');
@@ -35,4 +37,12 @@ export async function opsRoutes(app: FastifyInstance, deps: OpsRouteDeps): Promi
   );
 
   app.get('/openapi.json', { config, schema: { hide: true } }, async () => app.swagger());
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
