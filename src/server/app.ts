@@ -21,6 +21,8 @@ import { sendError, toApiError } from './errors.js';
 import { registerRequestGuards, registerValidationOnRoutes, type RateLimiter } from './hooks.js';
 import { createLogger, type Logger } from './logger.js';
 import { registerResponseHeadersAndLog } from './observability.js';
+import { registerMetrics } from './metrics.js';
+import { createRateLimiter } from './rate-limit.js';
 import { registerNotFound } from './routing.js';
 import { orderPreservingSerializerFactory } from './serializer.js';
 import { parseQueryString } from './validation.js';
@@ -39,7 +41,6 @@ declare module 'fastify' {
   }
 }
 
-const noRateLimit: RateLimiter = { consume: () => 0 };
 
 /** Builds the whole HTTP application on an open, migrated store. Never listens. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -90,10 +91,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerNotFound(app);
   registerValidationOnRoutes(app);
   registerResponseHeadersAndLog(app);
+  registerMetrics(app, store);
   app.addHook('onRequest', async (_request, reply) => {
     if (closing) reply.header('Connection', 'close');
   });
-  registerRequestGuards(app, authenticator, deps.rateLimiter ?? noRateLimit);
+  const rateLimiter = deps.rateLimiter ?? createRateLimiter(config, store, app.log);
+  app.addHook('onClose', async () => rateLimiter.close?.());
+  registerRequestGuards(app, authenticator, rateLimiter);
 
   app.addSchema(ErrorBody);
   app.addSchema(CredentialResponse);

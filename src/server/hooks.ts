@@ -7,7 +7,8 @@ import { compileBodyValidator, compileQueryValidator, type RawQuery } from './va
 
 export interface RateLimiter {
   /** Counts one request of the account; returns seconds to wait when over the limit, else 0. */
-  consume(accountId: string): Promise<number> | number;
+  consume(accountId: string): number;
+  close?(): Promise<void>;
 }
 
 declare module 'fastify' {
@@ -31,7 +32,7 @@ export function registerRequestGuards(app: FastifyInstance, authenticator: Authe
     dropContentTypeOfEmptyBody(request);
     if (request.is404 || request.routeOptions.config.public) return;
     request.principal = await authenticator.authenticate(request.headers.authorization);
-    const wait = await rateLimiter.consume(request.principal.accountId);
+    const wait = rateLimiter.consume(request.principal.accountId);
     if (wait > 0) throw errors.rateLimited(wait);
     checkVersion(request);
   });

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type LogEvent, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { WalSyncBarrier } from './durability.js';
 import type { SchemaTables } from './schema.js';
@@ -16,10 +16,14 @@ export interface Store {
   readonly schema?: string | undefined;
   /** Resolves once every write committed before the call is on stable storage. */
   durable(): Promise<void>;
+  /** Calls `listener` after every query with its kind (select, insert, …), duration and outcome. */
+  observeQueries(listener: QueryListener): void;
   /** Throws when the database cannot answer a trivial query right now. */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+export type QueryListener = (kind: string, durationMs: number, failed: boolean) => void;
 
 export interface StoreOptions {
   poolSize?: number;
@@ -45,10 +49,12 @@ function openSqlite(path: string): Store {
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
   const barrier = inMemory ? undefined : new WalSyncBarrier(`${file}-wal`);
-  const db = new Kysely<SchemaTables>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const queries = new QueryObservers();
+  const db = new Kysely<SchemaTables>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), log: queries.log });
   return {
     dialect: 'sqlite',
     db,
+    observeQueries: (listener) => queries.add(listener),
     durable: () => barrier?.flush() ?? Promise.resolve(),
     ping: async () => {
       database.prepare('select 1').get();
@@ -94,10 +100,12 @@ function openPostgres(url: string, options: StoreOptions): Store {
   // and that failure is answered 503.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<SchemaTables>({ dialect: new PostgresDialect({ pool }) });
+  const queries = new QueryObservers();
+  const db = new Kysely<SchemaTables>({ dialect: new PostgresDialect({ pool }), log: queries.log });
   return {
     dialect: 'postgres',
     db,
+    observeQueries: (listener) => queries.add(listener),
     schema,
     durable: () => Promise.resolve(),
     ping: async () => {
@@ -116,4 +124,20 @@ export function splitSchema(url: string): { connectionString: string; schema: st
     throw new Error('The schema parameter of DATABASE_URL must be a lower-case SQL identifier.');
   }
   return { connectionString: parsed.toString(), schema };
+}
+
+/** Fans Kysely's per-query log events out to listeners (metrics), naming the statement kind only. */
+class QueryObservers {
+  private readonly listeners: QueryListener[] = [];
+
+  add(listener: QueryListener): void {
+    this.listeners.push(listener);
+  }
+
+  readonly log = (event: LogEvent): void => {
+    if (this.listeners.length === 0) return;
+    const node = event.query.query.kind;
+    const kind = node.endsWith('QueryNode') ? node.slice(0, -'QueryNode'.length).toLowerCase() : 'raw';
+    for (const listener of this.listeners) listener(kind, event.queryDurationMillis, event.level === 'error');
+  };
 }

@@ -55,6 +55,13 @@ export interface TlsEdgesTable {
   created_at: string;
 }
 
+export interface RateLimitCountsTable {
+  account_id: string;
+  /** Unix second of the bucket. */
+  second: number | string;
+  count: number | string;
+}
+
 export interface BootstrapTable {
   id: number;
   account_id: string;
@@ -67,5 +74,6 @@ export interface SchemaTables {
   api_keys: ApiKeysTable;
   credentials: CredentialsTable;
   tls_edges: TlsEdgesTable;
+  rate_limit_counts: RateLimitCountsTable;
   bootstrap: BootstrapTable;
 }

@@ -56,15 +56,26 @@ export interface CallOptions extends Omit<InjectOptions, 'body'> {
 
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { rateLimiter?: RateLimiter } = {},
+  options: { rateLimiter?: RateLimiter; sameDatabaseAs?: TestApp } = {},
 ): Promise<TestApp> {
-  const config = loadConfig({ DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'info', ...env });
+  const shared = options.sameDatabaseAs;
+  if (shared) env = { DATABASE_URL: shared.config.databaseUrl, ...env };
+  // Rate limiting is off unless a test turns it on: suites make many requests per account.
+  const config = loadConfig({ DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', ...env });
   const store = openStore(config.databaseUrl, { poolSize: 4 });
   await migrateToLatest(store);
   const accounts = new AccountService(SqlAccountRepository.of(store));
-  const boot = await accounts.bootstrap();
-  if (!boot?.generatedSecret) throw new Error('bootstrap did not run on a fresh database');
-  const admin: Caller = { principal: boot.admin, key: boot.generatedSecret };
+  let admin: Caller;
+  let accountId: string;
+  if (shared) {
+    admin = shared.admin;
+    accountId = shared.admin.principal.accountId;
+  } else {
+    const boot = await accounts.bootstrap();
+    if (!boot?.generatedSecret) throw new Error('bootstrap did not run on a fresh database');
+    admin = { principal: boot.admin, key: boot.generatedSecret };
+    accountId = boot.account.id;
+  }
 
   const logs: string[] = [];
   const sink = new Writable({
@@ -73,7 +84,12 @@ export async function createTestApp(
       done();
     },
   });
-  const app = await buildApp({ config, store, logger: createLogger(config.logLevel, sink), ...options });
+  const app = await buildApp({
+    config,
+    store,
+    logger: createLogger(config.logLevel, sink),
+    ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
+  });
   await app.ready();
 
   const call = (callOptions: CallOptions) => {
@@ -92,8 +108,8 @@ export async function createTestApp(
   };
 
   const newCaller = async (callerOptions: { kind?: 'user' | 'bot'; admin?: boolean; newAccount?: boolean } = {}) => {
-    const accountId = callerOptions.newAccount ? (await accounts.createAccount('other')).id : boot.account.id;
-    const principal = await accounts.createPrincipal(accountId, callerOptions.kind ?? 'bot', 'test', callerOptions.admin ?? false);
+    const ownerAccount = callerOptions.newAccount ? (await accounts.createAccount('other')).id : accountId;
+    const principal = await accounts.createPrincipal(ownerAccount, callerOptions.kind ?? 'bot', 'test', callerOptions.admin ?? false);
     const { secret } = await accounts.createApiKey(principal.id);
     return { principal, key: secret };
   };
@@ -109,7 +125,7 @@ export async function createTestApp(
     newCaller,
     close: async () => {
       await app.close();
-      if (store.dialect === 'postgres' && store.schema) await dropSchema(store, store.schema);
+      if (!shared && store.dialect === 'postgres' && store.schema) await dropSchema(store, store.schema);
       await store.close();
     },
   };

@@ -2,11 +2,13 @@ import type { Migration } from 'kysely';
 import type { Dialect } from '../db.js';
 import { initial } from './001_initial.js';
 import { tlsEdges } from './002_tls_edges.js';
+import { rateLimitCounts } from './003_rate_limit_counts.js';
 
 /** Every migration in order. Names are permanent: they are recorded in kysely_migration. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
   return {
     '001_initial': initial(dialect),
     '002_tls_edges': tlsEdges(dialect),
+    '003_rate_limit_counts': rateLimitCounts(dialect),
   };
 }
