@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Ngrok, type Credential } from '@ngrok/ngrok-api';
+import { apiError, rejection, within } from '../helpers/ngrok-client.js';
 import { cleanupProcesses, generateApiKey, startServer, type ServerProcess } from '../helpers/server-process.js';
 
 /**
@@ -12,13 +13,6 @@ const TOKEN_SHAPE = /^[0-9A-Za-z]{27}_[0-9A-Za-z]{21}$/;
 const CREDENTIAL_ID = /^cr_[0-9A-Za-z]{27}$/;
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 
-/** The shape of what the client's promises reject with (its `util.onRejected`). */
-interface ClientError {
-  errorCode?: string;
-  statusCode: number;
-  msg: string;
-  details: Map<string, string>;
-}
 
 let server: ServerProcess;
 let ngrok: Ngrok;
@@ -32,40 +26,8 @@ before(async () => {
 
 after(cleanupProcesses);
 
-/** Awaits the promise, which must reject, and returns the rejection reason. */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  assert.fail('expected the call to reject');
-}
 
-/** Checks a rejection is the client's error object for an API error, and returns it. */
-function apiError(reason: unknown, statusCode: number): ClientError {
-  assert.ok(reason !== null && typeof reason === 'object', `expected an error object, got ${String(reason)}`);
-  assert.ok(!(reason instanceof SyntaxError), `the client could not parse the error body: ${String(reason)}`);
-  const error = reason as ClientError;
-  assert.equal(error.statusCode, statusCode, JSON.stringify(error));
-  assert.equal(typeof error.msg, 'string');
-  assert.ok(error.msg.length > 0);
-  assert.ok(error.details instanceof Map, 'details must be turned into a Map by the client');
-  // The client camel-cases every key of the body, `details` included (util.deserializeResult),
-  // so the body's `operation_id` reaches the caller as `operationId`.
-  assert.match(String(error.details.get('operationId')), /^op_[0-9A-Za-z]{27}$/);
-  for (const value of error.details.values()) assert.equal(typeof value, 'string');
-  return error;
-}
 
-/** A request that never ends would hang the suite: fail it instead. */
-function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 async function create(arg: Parameters<Ngrok['credentials']['create']>[0]): Promise<Credential> {
   const credential = await ngrok.credentials.create(arg);

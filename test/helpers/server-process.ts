@@ -1,9 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { newId } from '../../src/domain/ids.js';
 import { randomBase62 } from '../../src/domain/secrets.js';
 
@@ -54,6 +56,7 @@ export async function cleanupProcesses(): Promise<void> {
   await Promise.all([...children].map((child) => killChild(child)));
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   tempDirs.clear();
+  await dropSchemas();
 }
 
 /** A fresh temporary directory, removed by `cleanupProcesses()`. */
@@ -63,9 +66,33 @@ export function makeTempDir(prefix = 'burrow-e2e-'): string {
   return dir;
 }
 
-/** A SQLite database URL on a file in a fresh temporary directory. */
+/**
+ * A fresh database for one server: a SQLite file in a new temporary directory, or, when
+ * TEST_DATABASE_URL names PostgreSQL, a new schema there (dropped by `cleanupProcesses()`).
+ */
 export function tempDatabaseUrl(): string {
-  return `sqlite:${join(makeTempDir(), 'burrow.db')}`;
+  const postgres = process.env.TEST_DATABASE_URL;
+  if (!postgres) return `sqlite:${join(makeTempDir(), 'burrow.db')}`;
+  const url = new URL(postgres);
+  const schema = `e2e_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  url.searchParams.set('schema', schema);
+  schemas.add(schema);
+  return url.toString();
+}
+
+const schemas = new Set<string>();
+
+async function dropSchemas(): Promise<void> {
+  const postgres = process.env.TEST_DATABASE_URL;
+  if (!postgres || schemas.size === 0) return;
+  const client = new pg.Client({ connectionString: postgres });
+  await client.connect();
+  try {
+    for (const schema of schemas) await client.query(`drop schema if exists ${schema} cascade`);
+    schemas.clear();
+  } finally {
+    await client.end();
+  }
 }
 
 /** A well-formed API key whose first 27 characters are a valid KSUID (SPEC §4). */
