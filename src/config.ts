@@ -39,7 +39,7 @@ export class ConfigError extends Error {
 type Env = Readonly<Record<string, string | undefined>>;
 
 export function loadConfig(env: Env = process.env): Config {
-  return Object.freeze({
+  const config: Config = {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: text(env, 'HOST', '127.0.0.1'),
     databaseUrl: databaseUrl(env),
@@ -55,7 +55,11 @@ export function loadConfig(env: Env = process.env): Config {
     headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 1, 3_600_000),
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 1, 3_600_000),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
-  });
+  };
+  if (config.requestTimeoutMs > 0 && config.headersTimeoutMs > config.requestTimeoutMs) {
+    throw new ConfigError('HEADERS_TIMEOUT_MS', `must not exceed REQUEST_TIMEOUT_MS (${config.requestTimeoutMs})`);
+  }
+  return Object.freeze(config);
 }
 
 function present(env: Env, name: string): string | undefined {

@@ -33,6 +33,11 @@ describe('loadConfig', () => {
     assert.equal(config.bootstrapApiKey, '2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ_abcdefghijklmnopqrstu');
   });
 
+  it('refuses a headers timeout longer than the request timeout, naming both', () => {
+    assert.throws(() => loadConfig({ HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' }), /HEADERS_TIMEOUT_MS.*REQUEST_TIMEOUT_MS/);
+    assert.equal(loadConfig({ HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '0' }).headersTimeoutMs, 20000);
+  });
+
   for (const [name, value] of [
     ['PORT', 'abc'],
     ['PORT', '70000'],

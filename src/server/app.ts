@@ -57,6 +57,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: false,
     requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      // Node enforces the two timeouts above only when it sweeps connections, every 30 s by
+      // default; a slow client would then hold a socket far longer than configured.
+      connectionsCheckingInterval: 500,
+    },
     routerOptions: {
       ignoreTrailingSlash: false,
       ignoreDuplicateSlashes: false,

@@ -31,7 +31,6 @@ export async function start(config: Config, logger: Logger = createLogger(config
   }
 
   const app = await buildApp({ config, store, logger });
-  app.server.headersTimeout = config.headersTimeoutMs;
   const address = await app.listen({ port: config.port, host: config.host });
 
   let stopping: Promise<void> | undefined;
