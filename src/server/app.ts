@@ -17,7 +17,7 @@ import { SqlCredentialRepository } from '../storage/repositories/credentials.js'
 import { SqlTlsEdgeRepository } from '../storage/repositories/tls-edges.js';
 import { TlsEdgeService } from '../domain/edges/service.js';
 import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './body.js';
-import { sendError, toApiError } from './errors.js';
+import { sendError, sendErrorBeforeRouting, toApiError } from './errors.js';
 import { registerRequestGuards, registerValidationOnRoutes, type RateLimiter } from './hooks.js';
 import { createLogger, type Logger } from './logger.js';
 import { registerResponseHeadersAndLog } from './observability.js';
@@ -70,6 +70,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       caseSensitive: true,
       maxParamLength: 500,
       querystringParser: parseQueryString,
+    },
+    // Malformed percent-encoding and over-long path parameters are caught by the router before
+    // any hook runs: answer them as unknown paths, with the headers and log line of any other.
+    frameworkErrors: (error, request, reply) => {
+      const answer = toApiError(error, request);
+      request.log.info({ method: request.method, status: answer.statusCode, framework_error: error.code }, 'request completed');
+      sendErrorBeforeRouting(reply, answer);
     },
     schemaController: { compilersFactory: { buildSerializer: orderPreservingSerializerFactory() as never } },
   });

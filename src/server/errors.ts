@@ -22,6 +22,22 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
     .send(renderError(error, String(reply.request.id)));
 }
 
+/**
+ * For errors the router raises before any hook runs (so no onSend adds the usual headers):
+ * written straight to the socket, with every header an answer must carry.
+ */
+export function sendErrorBeforeRouting(reply: FastifyReply, error: ApiError): void {
+  const body = renderError(error, String(reply.request.id));
+  reply.raw.writeHead(error.statusCode, {
+    ...error.headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    'ngrok-operation-id': String(reply.request.id),
+    'cache-control': 'no-store',
+  });
+  reply.raw.end(body);
+}
+
 /** Maps anything thrown while handling a request to the ApiError the caller sees. */
 export function toApiError(error: unknown, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
@@ -38,6 +54,7 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError(400, undefined, 'The request body does not match its Content-Length header.');
     case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_MAX_PARAM_LENGTH':
       return errors.notFound();
   }
   // Fastify's own client errors (aborted bodies and the like) keep their 4xx status.

@@ -305,3 +305,13 @@ describe('logging', () => {
     assert.ok(!all.includes(t.admin.key.slice(28)), 'not even the random half of the key');
   });
 });
+
+describe('paths the router cannot decode', () => {
+  it('answers a bad percent-encoding or an over-long id as an unknown path, with the usual headers', async () => {
+    for (const url of ['/credentials/%ZZ', '/credentials/cr_%E0%A4%A', `/credentials/${'A'.repeat(2000)}`, `/edges/tls/${'x'.repeat(600)}/traffic_policy`]) {
+      const response = await t.call({ method: 'GET', url });
+      expectError(response, 404, undefined);
+      assert.equal(response.headers['cache-control'], 'no-store');
+    }
+  });
+});
