@@ -17,13 +17,14 @@ import { SqlCredentialRepository } from '../storage/repositories/credentials.js'
 import { SqlTlsEdgeRepository } from '../storage/repositories/tls-edges.js';
 import { TlsEdgeService } from '../domain/edges/service.js';
 import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './body.js';
-import { sendError, sendErrorBeforeRouting, toApiError } from './errors.js';
+import { answerClientError, sendError, sendErrorBeforeRouting, toApiError } from './errors.js';
 import { registerRequestGuards, registerValidationOnRoutes, type RateLimiter } from './hooks.js';
 import { createLogger, type Logger } from './logger.js';
 import { registerResponseHeadersAndLog } from './observability.js';
 import { registerMetrics } from './metrics.js';
 import { createRateLimiter } from './rate-limit.js';
-import { registerNotFound } from './routing.js';
+import { registerRouting } from './routing.js';
+import { checkHostHeader } from './base-url.js';
 import { orderPreservingSerializerFactory } from './serializer.js';
 import { parseQueryString } from './validation.js';
 
@@ -63,6 +64,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       // Node enforces the two timeouts above only when it sweeps connections, every 30 s by
       // default; a slow client would then hold a socket far longer than configured.
       connectionsCheckingInterval: 500,
+      // Node would answer a missing Host itself, with an empty body; checkHostHeader answers it.
+      requireHostHeader: false,
     },
     routerOptions: {
       ignoreTrailingSlash: false,
@@ -71,6 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       maxParamLength: 500,
       querystringParser: parseQueryString,
     },
+    clientErrorHandler: answerClientError,
     // Malformed percent-encoding and over-long path parameters are caught by the router before
     // any hook runs: answer them as unknown paths, with the headers and log line of any other.
     frameworkErrors: (error, request, reply) => {
@@ -102,13 +106,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.setErrorHandler((error, request, reply) => sendError(reply, toApiError(error, request)));
   registerJsonBodyParser(app);
-  registerNotFound(app);
   registerValidationOnRoutes(app);
   registerResponseHeadersAndLog(app);
   registerMetrics(app, store);
   app.addHook('onRequest', async (_request, reply) => {
     if (closing) reply.header('Connection', 'close');
   });
+  registerRouting(app);
+  app.addHook('onRequest', async (request) => checkHostHeader(request, config.publicUrl === undefined));
   const rateLimiter = deps.rateLimiter ?? createRateLimiter(config, store, app.log);
   app.addHook('onClose', async () => rateLimiter.close?.());
   registerRequestGuards(app, authenticator, rateLimiter);

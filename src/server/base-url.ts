@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { ApiError } from '../domain/errors.js';
 
 /**
  * The absolute base of every `uri` field (SPEC §1): PUBLIC_URL when configured, otherwise the
@@ -8,4 +9,23 @@ import type { FastifyRequest } from 'fastify';
 export function baseUrl(request: FastifyRequest, publicUrl: string | undefined): string {
   if (publicUrl !== undefined) return publicUrl;
   return `${request.protocol}://${request.host || 'localhost'}`;
+}
+
+// A DNS name (underscores allowed, as in container service names), IPv4, or [IPv6], then a port.
+const HOST = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?$/;
+
+/**
+ * HTTP/1.1 requires a Host header. Without PUBLIC_URL it also becomes part of every uri, so it
+ * must then be a host[:port]: anything else ("evil.example/x?y#") would make those links point
+ * elsewhere. Checked before anything is done, so a refused request changes nothing.
+ */
+export function checkHostHeader(request: FastifyRequest, hostMakesUris: boolean): void {
+  const header = request.headers.host;
+  if (header === undefined) {
+    if (request.raw.httpVersion === '1.1') throw new ApiError(400, undefined, 'An HTTP/1.1 request must carry a Host header.');
+    return;
+  }
+  if (hostMakesUris && !HOST.test(request.host)) {
+    throw new ApiError(400, undefined, 'The Host header is not a valid host[:port]. Send the host name the service is reached by.');
+  }
 }

@@ -1,4 +1,7 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { newId } from '../domain/ids.js';
 import { ApiError, errors } from '../domain/errors.js';
 import { isUnavailableError } from '../storage/errors.js';
 import { BODY_LIMIT_BYTES } from './body.js';
@@ -38,9 +41,38 @@ export function sendErrorBeforeRouting(reply: FastifyReply, error: ApiError): vo
   reply.raw.end(body);
 }
 
+/**
+ * Requests Node's HTTP parser refuses (malformed framing, oversized headers, timeouts) never
+ * reach Fastify's hooks: answered here on the socket, in the SPEC shape, and logged.
+ */
+export function answerClientError(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const message =
+    status === 431
+      ? 'The request headers are too large.'
+      : status === 408
+        ? 'The request took too long to arrive. Send it again, faster.'
+        : 'The request is not valid HTTP/1.1. Check its framing (headers, Content-Length, Transfer-Encoding).';
+  const operationId = newId('op').id;
+  const body = renderError(new ApiError(status, undefined, message), operationId);
+  this.log.info({ operation_id: operationId, status, client_error: error.code }, 'request completed');
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Ngrok-Operation-Id: ${operationId}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 /** Maps anything thrown while handling a request to the ApiError the caller sees. */
 export function toApiError(error: unknown, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
+  // A client that went away mid-body reports ECONNRESET too: that is not the database.
+  if (request.raw.readableAborted || (error as Error).message === 'aborted') {
+    return new ApiError(400, undefined, 'The request body ended before its announced length. Send the whole body.');
+  }
   if (isUnavailableError(error)) {
     request.log.error({ err: error }, 'database unavailable');
     return errors.unavailable();

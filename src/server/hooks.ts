@@ -71,17 +71,32 @@ export function attachRequestValidation(route: RouteOptions): void {
   const bodyless = methods.every((method) => method === 'GET' || method === 'HEAD');
 
   const validate = async (request: FastifyRequest) => {
-    if (bodyless && hasBody(request)) throw errors.bodyNotAllowed(request.method);
+    if (bodyless && (await hasBody(request))) throw errors.bodyNotAllowed(request.method);
     request.query = validateQuery(request.query as RawQuery);
     if (validateBody) request.body = validateBody(request.body);
   };
   route.preValidation = [validate, ...[route.preValidation ?? []].flat()];
 }
 
-/** Fastify never reads a GET body, so its presence is judged from the framing headers. */
-function hasBody(request: FastifyRequest): boolean {
+/**
+ * Fastify never reads a GET body. A Content-Length tells; a chunked body may still be empty,
+ * so its first chunk (or its end) is awaited.
+ */
+async function hasBody(request: FastifyRequest): Promise<boolean> {
   const length = request.headers['content-length'];
-  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
+  if (length !== undefined && length !== '0') return true;
+  if (request.headers['transfer-encoding'] === undefined) return false;
+  const raw = request.raw;
+  if (raw.readableEnded) return false;
+  return new Promise((resolve) => {
+    const done = (nonEmpty: boolean) => {
+      raw.off('data', onData).off('end', onEnd).off('error', onEnd);
+      resolve(nonEmpty);
+    };
+    const onData = (chunk: Buffer) => done(chunk.length > 0);
+    const onEnd = () => done(false);
+    raw.on('data', onData).on('end', onEnd).on('error', onEnd);
+  });
 }
 
 export function registerValidationOnRoutes(app: FastifyInstance): void {

@@ -315,3 +315,44 @@ describe('paths the router cannot decode', () => {
     }
   });
 });
+
+describe('step 1 comes first', () => {
+  it('answers an unknown path or a wrong method before reading any body or checking the key', async () => {
+    expectError(await t.call({ method: 'POST', url: '/nowhere', key: null, body: '{' }), 404, undefined);
+    expectError(await t.call({ method: 'POST', url: '/nowhere', key: null, body: 'x'.repeat(1024 * 1024 + 1) }), 404, undefined);
+    const wrong = await t.call({ method: 'DELETE', url: '/edges/tls', key: null, body: '{}', headers: { 'content-type': 'text/plain' } });
+    expectError(wrong, 405, undefined);
+    assert.equal(wrong.headers.allow, 'GET, POST');
+  });
+
+  it('treats an empty path parameter as an unknown path', async () => {
+    expectError(await t.call({ method: 'GET', url: '/credentials/', key: null }), 404, undefined);
+    expectError(await t.call({ method: 'PATCH', url: '/credentials/', body: { x: 1 } }), 404, undefined);
+    expectError(await t.call({ method: 'PUT', url: '/edges/tls//traffic_policy', body: {} }), 404, undefined);
+  });
+
+  it('routes a percent-encoded path the same for every method', async () => {
+    assert.equal((await t.call({ method: 'GET', url: '/%63redentials' })).statusCode, 200);
+    expectError(await t.call({ method: 'PUT', url: '/%63redentials' }), 405, undefined);
+  });
+});
+
+describe('the Host header', () => {
+  it('must be a host[:port] when it makes the uri fields', async () => {
+    for (const host of ['evil.example/x?y#', 'a b', 'x@y.example']) {
+      expectError(await t.call({ method: 'POST', url: '/credentials', body: {}, headers: { host } }), 400, undefined);
+    }
+    for (const host of ['api.example.com', 'burrow_api:8080', '10.0.0.1:80', '[::1]:8080']) {
+      const created = await t.call({ method: 'POST', url: '/credentials', body: {}, headers: { host } });
+      assert.equal(created.statusCode, 201, host);
+      assert.ok(json<{ uri: string }>(created).uri.startsWith(`http://${host}/credentials/cr_`));
+    }
+  });
+});
+
+describe('a GET with a chunked body', () => {
+  it('is refused only when the body is not empty', async () => {
+    const empty = await t.call({ method: 'GET', url: '/credentials', headers: { 'transfer-encoding': 'chunked' }, payload: '' });
+    assert.equal(empty.statusCode, 200);
+  });
+});
