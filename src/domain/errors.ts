@@ -167,7 +167,7 @@ export const errors = {
       `The before_id ${quote(given)} is not a ${kind} id. Use the id of the last item of the previous page.`,
       { param: 'before_id' },
     ),
-  policy: (code: string, message: string) => new ApiError(400, code, message, { param: 'value' }),
+  policy: (code: string, message: string, param: string) => new ApiError(400, code, message, { param }),
 
   unavailable: () =>
     new ApiError(503, undefined, 'The service is temporarily unavailable. Try again in a few seconds.', {}, { 'Retry-After': '1' }),

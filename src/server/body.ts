@@ -47,11 +47,20 @@ function parseBody(request: FastifyRequest, raw: Buffer): unknown {
   return value;
 }
 
-/** `application/json`, in any letter case, with or without parameters such as charset. */
+/**
+ * `application/json`, in any letter case, with or without parameters; a charset, if given, must
+ * be UTF-8, the only encoding the body is read in.
+ */
 export function isJsonMediaType(header: string): boolean {
-  const semicolon = header.indexOf(';');
-  const mediaType = (semicolon < 0 ? header : header.slice(0, semicolon)).trim().toLowerCase();
-  return mediaType === 'application/json';
+  const [type = '', ...parameters] = header.split(';');
+  if (type.trim().toLowerCase() !== 'application/json') return false;
+  for (const parameter of parameters) {
+    const [name = '', value = ''] = parameter.split('=');
+    if (name.trim().toLowerCase() !== 'charset') continue;
+    const charset = value.trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (charset !== 'utf-8' && charset !== 'utf8') return false;
+  }
+  return true;
 }
 
 function describeJsonError(error: unknown): string {

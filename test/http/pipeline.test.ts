@@ -146,14 +146,14 @@ describe('step 5: body framing', () => {
     expectError(response, 400, 'ERR_NGROK_216');
   });
 
-  for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/jsonx', 'garbage']) {
+  for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/jsonx', 'garbage', 'application/json; charset=latin1']) {
     it(`415 ERR_NGROK_210 for Content-Type ${type}`, async () => {
       const response = await t.call({ method: 'POST', url: '/credentials', body: '{}', headers: { 'content-type': type } });
       expectError(response, 415, 'ERR_NGROK_210');
     });
   }
 
-  for (const type of ['application/json; charset=utf-8', 'Application/JSON', 'application/json;charset=UTF-8']) {
+  for (const type of ['application/json; charset=utf-8', 'Application/JSON', 'application/json;charset=UTF-8', 'application/json; charset="utf-8"']) {
     it(`accepts Content-Type ${type}`, async () => {
       const response = await t.call({ method: 'POST', url: '/credentials', body: '{}', headers: { 'content-type': type } });
       assert.equal(response.statusCode, 201);

@@ -117,6 +117,15 @@ describe('the traffic policy module', () => {
     assert.deepEqual(json(await get()), { enabled: false, value: DENY });
   });
 
+  it('names where the document was in the request as details.param', async () => {
+    const flat = expectError(await put({ value: 'on_http_request: []' }), 400, 'ERR_NGROK_2230');
+    assert.equal((flat.details as Record<string, string>).param, 'value');
+    const wrapped = expectError(await put({ module: { value: 'on_http_request: []' } }), 400, 'ERR_NGROK_2230');
+    assert.equal((wrapped.details as Record<string, string>).param, 'module.value');
+    const created = expectError(await t.call({ method: 'POST', url: '/edges/tls', body: { traffic_policy: { value: 'x: 1' } } }), 400, 'ERR_NGROK_2236');
+    assert.equal((created.details as Record<string, string>).param, 'traffic_policy.value');
+  });
+
   it('names the line of a parse error', async () => {
     const error = expectError(await put({ value: 'on_tcp_connect:\n  - actions:\n      - type: deny\n    bad: [\n' }), 400, 'ERR_NGROK_2236');
     assert.match(error.msg as string, /line \d+/);

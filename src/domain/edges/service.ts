@@ -69,8 +69,8 @@ export class TlsEdgeService {
   }
 
   /** PUT: validates the whole module first, so a rejected one never replaces the stored one. */
-  async replaceTrafficPolicy(caller: Principal, id: string, input: TrafficPolicyInput): Promise<TrafficPolicyModule> {
-    const module = this.checkModule(input);
+  async replaceTrafficPolicy(caller: Principal, id: string, input: TrafficPolicyInput, field = 'value'): Promise<TrafficPolicyModule> {
+    const module = this.checkModule(input, field);
     const found = isIdOf(id, 'edgtls') && (await this.repository.setTrafficPolicy(caller.accountId, id, module));
     if (!found) throw errors.notFound();
     return module;
@@ -93,13 +93,14 @@ export class TlsEdgeService {
     if (input.description !== undefined) changes.description = checkDescription(input.description);
     if (input.metadata !== undefined) changes.metadata = checkMetadata(input.metadata);
     if (input.hostports !== undefined) changes.hostports = checkHostports(input.hostports);
-    if (input.trafficPolicy !== undefined) changes.trafficPolicy = this.checkModule(input.trafficPolicy);
+    if (input.trafficPolicy !== undefined) changes.trafficPolicy = this.checkModule(input.trafficPolicy, 'traffic_policy.value');
     return changes;
   }
 
-  private checkModule(input: TrafficPolicyInput): TrafficPolicyModule {
+  /** `field` names where the document was in the request, for the error's `param`. */
+  private checkModule(input: TrafficPolicyInput, field: string): TrafficPolicyModule {
     const result = validatePolicy(input.value, { maxRules: this.maxPolicyRules });
-    if (!result.ok) throw errors.policy(result.error.code, result.error.message);
+    if (!result.ok) throw errors.policy(result.error.code, result.error.message, field);
     return { enabled: input.enabled ?? true, value: input.value };
   }
 }

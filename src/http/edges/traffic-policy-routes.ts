@@ -29,7 +29,8 @@ export async function trafficPolicyRoutes(fastify: FastifyInstance, deps: { edge
     },
     async (request) => {
       const module = moduleOfPutBody(request.body, request.params.id);
-      return presentModule(await edges.replaceTrafficPolicy(request.principal, request.params.id, module));
+      const field = request.body.module != null ? 'module.value' : 'value';
+      return presentModule(await edges.replaceTrafficPolicy(request.principal, request.params.id, module, field));
     },
   );
 
