@@ -38,8 +38,8 @@ export class AccountService {
   }
 
   async createPrincipal(accountId: string, kind: 'user' | 'bot', name: string, admin: boolean): Promise<Principal> {
-    const accounts = await this.repository.listAccounts();
-    if (!accounts.some((a) => a.id === accountId && a.revokedAt === null)) {
+    const account = await this.repository.getAccount(accountId);
+    if (!account || account.revokedAt !== null) {
       throw new AccountAdminError(`No active account ${accountId}.`);
     }
     const { id, createdAt } = newId(kind === 'user' ? 'usr' : 'bot');
@@ -68,7 +68,7 @@ export class AccountService {
     const noun = kind ?? 'user or bot';
     if (!principal || (kind !== undefined && principal.kind !== kind)) throw new AccountAdminError(`No ${noun} ${id}.`);
     if (principal.revokedAt !== null) throw new AccountAdminError(`The ${principal.kind} ${id} is revoked.`);
-    const account = (await this.repository.listAccounts()).find((a) => a.id === principal.accountId);
+    const account = await this.repository.getAccount(principal.accountId);
     if (!account || account.revokedAt !== null) throw new AccountAdminError(`The account of ${id} is revoked.`);
     return principal;
   }

@@ -35,6 +35,7 @@ export interface KeyForAuthentication {
 export interface AccountRepository {
   insertAccount(account: Account): Promise<void>;
   listAccounts(): Promise<Account[]>;
+  getAccount(id: string): Promise<Account | undefined>;
   revokeAccount(id: string, at: string): Promise<boolean>;
   insertPrincipal(principal: Principal): Promise<void>;
   getPrincipal(id: string): Promise<Principal | undefined>;

@@ -32,6 +32,11 @@ export class SqlAccountRepository implements AccountRepository {
     return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at, revokedAt: r.revoked_at }));
   }
 
+  async getAccount(id: string): Promise<Account | undefined> {
+    const row = await this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && { id: row.id, name: row.name, createdAt: row.created_at, revokedAt: row.revoked_at };
+  }
+
   async revokeAccount(id: string, at: string): Promise<boolean> {
     const result = await this.db
       .updateTable('accounts')
