@@ -1,0 +1,112 @@
+import { parseArgs } from 'node:util';
+
+/** Everything `npm run bench -- <flags>` can change. */
+export interface BenchOptions {
+  mode: 'compare' | 'scale' | 'profile';
+  scenarios: string[];
+  /** Seconds per measured round. */
+  duration: number;
+  rounds: number;
+  /** Seconds of unmeasured load per target and scenario before its rounds. */
+  warmup: number;
+  connections: number;
+  /** Credentials in the large data set of --scale. */
+  scaleRows: number;
+  jsonFile: string | undefined;
+  /** Run the server from src/ through tsx instead of dist/ (no build). */
+  source: boolean;
+  /** Pin servers to CPU 0 and the load generator to the other CPUs (taskset); on unless --no-pin. */
+  pin: boolean;
+  /** Keep the temporary directory (databases, profiles) instead of removing it. */
+  keep: boolean;
+}
+
+export const COMPARE_SCENARIOS = ['get', 'create', 'update', 'list', 'policy'];
+export const SCALE_SCENARIOS = ['get', 'list'];
+export const PROFILE_SCENARIOS = ['get', 'create', 'update'];
+
+const USAGE = `npm run bench -- [flags]
+
+  (no mode flag)       burrow against a bare node:http baseline, A B A B
+  --scale              get/list at 1,000 vs --rows credentials (default 1,000,000), peak RSS
+  --profile            where the time goes: node --cpu-prof and (when usable) perf, per scenario,
+                       with the bare baseline profiled as the floor
+
+  --scenarios a,b      compare: ${COMPARE_SCENARIOS.join(',')} (default all)
+                       scale: ${SCALE_SCENARIOS.join(',')} (default), list_deep
+                       profile: any of the compare ones (default ${PROFILE_SCENARIOS.join(',')})
+  --duration S         seconds per measured round (default 5)
+  --rounds N           measured rounds per target (default 3)
+  --warmup S           unmeasured seconds per target before the rounds (default 2)
+  --connections N      concurrent keep-alive connections (default 32)
+  --rows N             credentials for --scale (default 1000000)
+  --json FILE          write every figure, with machine info, to FILE
+  --source             run the server from src/ through tsx instead of dist/
+  --no-pin             do not pin (by default servers run on CPU 0 and the load generator on the
+                       other CPUs, via taskset, so client and server never preempt each other)
+  --keep               keep the temporary directory (databases, .cpuprofile, perf.data)
+`;
+
+export function parseOptions(argv: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      scale: { type: 'boolean', default: false },
+      profile: { type: 'boolean', default: false },
+      scenarios: { type: 'string' },
+      duration: { type: 'string', default: '5' },
+      rounds: { type: 'string', default: '3' },
+      warmup: { type: 'string', default: '2' },
+      connections: { type: 'string', default: '32' },
+      rows: { type: 'string', default: '1000000' },
+      json: { type: 'string' },
+      source: { type: 'boolean', default: false },
+      'no-pin': { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  if (values.scale && values.profile) throw new UsageError('--scale and --profile are separate modes; pick one.');
+  const mode = values.scale ? 'scale' : values.profile ? 'profile' : 'compare';
+  const known = mode === 'scale' ? [...SCALE_SCENARIOS, 'list_deep'] : COMPARE_SCENARIOS;
+  const defaults = mode === 'scale' ? SCALE_SCENARIOS : mode === 'profile' ? PROFILE_SCENARIOS : COMPARE_SCENARIOS;
+  const scenarios = values.scenarios === undefined ? defaults : values.scenarios.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const name of scenarios) {
+    if (!known.includes(name)) throw new UsageError(`Unknown scenario "${name}" for this mode; known: ${known.join(', ')}.`);
+  }
+  if (scenarios.length === 0) throw new UsageError('--scenarios names no scenario.');
+  return {
+    mode,
+    scenarios,
+    duration: positive('duration', values.duration),
+    rounds: Math.round(positive('rounds', values.rounds)),
+    warmup: nonNegative('warmup', values.warmup),
+    connections: Math.round(positive('connections', values.connections)),
+    scaleRows: Math.round(positive('rows', values.rows)),
+    jsonFile: values.json,
+    source: values.source,
+    pin: !values['no-pin'],
+    keep: values.keep,
+  };
+}
+
+export class UsageError extends Error {
+  readonly usage = USAGE;
+}
+
+function positive(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new UsageError(`--${name} must be a positive number, not "${text}".`);
+  return value;
+}
+
+function nonNegative(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0) throw new UsageError(`--${name} must be zero or more, not "${text}".`);
+  return value;
+}
