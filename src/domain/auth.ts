@@ -1,7 +1,7 @@
-import type { AccountRepository, Principal } from './accounts/types.js';
+import type { ApiKeyLookup, Principal } from './accounts/types.js';
 import type { CredentialRepository } from './credentials/types.js';
 import { errors } from './errors.js';
-import { isWellFormedSecret, secretKsuid, secretMatchesHash } from './secrets.js';
+import { isWellFormedSecret, secretKsuid, secretMatchesDigest, secretMatchesHash } from './secrets.js';
 
 /**
  * How long a verified key is trusted without asking the database again. SPEC §4: a revoked key
@@ -11,7 +11,7 @@ export const KEY_CACHE_TTL_MS = 900;
 const KEY_CACHE_MAX_ENTRIES = 10_000;
 
 interface CachedKey {
-  readonly secretHash: string;
+  readonly digest: Buffer;
   readonly principal: Principal;
   readonly expiresAt: number;
 }
@@ -21,34 +21,43 @@ export class Authenticator {
   private readonly cache = new Map<string, CachedKey>();
 
   constructor(
-    private readonly accounts: Pick<AccountRepository, 'findActiveKey'>,
+    private readonly keys: ApiKeyLookup,
     private readonly credentials: Pick<CredentialRepository, 'tokenHash'>,
     private readonly nowMs: () => number = Date.now,
   ) {}
 
-  async authenticate(header: string | undefined): Promise<Principal> {
+  /**
+   * Synchronous when the key is cached (most requests), so the common path allocates no promise;
+   * throws (or rejects) with the SPEC §2 error otherwise.
+   */
+  authenticate(header: string | undefined): Principal | Promise<Principal> {
     if (header === undefined) throw errors.authMissing();
     const secret = bearerValue(header);
     if (secret === undefined) throw errors.authNotBearer();
     if (!isWellFormedSecret(secret)) throw errors.authMalformedKey(shownPrefix(secret));
 
     const keyId = `ak_${secretKsuid(secret)}`;
-    const now = this.nowMs();
-    let entry = this.cache.get(keyId);
-    if (!entry || entry.expiresAt <= now) {
-      this.cache.delete(keyId);
-      const found = await this.accounts.findActiveKey(keyId);
-      if (found) {
-        entry = { ...found, expiresAt: now + KEY_CACHE_TTL_MS };
-        if (this.cache.size >= KEY_CACHE_MAX_ENTRIES) this.cache.clear();
-        this.cache.set(keyId, entry);
-      } else {
-        entry = undefined;
-      }
-    }
-    if (entry && secretMatchesHash(secret, entry.secretHash)) return entry.principal;
+    const entry = this.cache.get(keyId);
+    if (entry && entry.expiresAt > this.nowMs()) return this.verify(secret, entry);
+    return this.lookUp(secret, keyId);
+  }
 
-    // Not an API key: say so precisely when it is a live tunnel authtoken being misused.
+  private async lookUp(secret: string, keyId: string): Promise<Principal> {
+    this.cache.delete(keyId);
+    const found = await this.keys.findActiveKey(keyId);
+    if (!found) return this.refuse(secret);
+    const entry = { digest: Buffer.from(found.secretHash, 'hex'), principal: found.principal, expiresAt: this.nowMs() + KEY_CACHE_TTL_MS };
+    if (this.cache.size >= KEY_CACHE_MAX_ENTRIES) this.cache.clear();
+    this.cache.set(keyId, entry);
+    return this.verify(secret, entry);
+  }
+
+  private verify(secret: string, entry: CachedKey): Principal | Promise<never> {
+    return secretMatchesDigest(secret, entry.digest) ? entry.principal : this.refuse(secret);
+  }
+
+  /** Not an API key: say so precisely when it is a live tunnel authtoken being misused. */
+  private async refuse(secret: string): Promise<never> {
     const tokenHash = await this.credentials.tokenHash(`cr_${secretKsuid(secret)}`);
     if (tokenHash !== undefined && secretMatchesHash(secret, tokenHash)) throw errors.authTunnelToken(shownPrefix(secret));
     throw errors.authUnknownKey(shownPrefix(secret));

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from './random.js';
 
 /**
  * KSUIDs (SPEC §1): 4-byte big-endian seconds since 1400000000, then 16 random bytes,
@@ -14,15 +14,33 @@ const KSUID_PATTERN = /^[0-9A-Za-z]{27}$/;
 /** The largest KSUID: 2^160 - 1 in base62. Anything above it does not decode to 20 bytes. */
 const KSUID_MAX = 'aWgEPTl1tmebfsQzFP4bxwgy80V';
 
+/**
+ * Base62 of a big-endian byte string, left-padded to `length`. Long division over 32-bit words
+ * (plain numbers, no BigInt): every request makes an id, so this is on the hot path.
+ */
 export function encodeBase62(bytes: Uint8Array, length: number): string {
-  let value = 0n;
-  for (const byte of bytes) value = (value << 8n) | BigInt(byte);
-  let out = '';
-  while (value > 0n) {
-    out = BASE62[Number(value % 62n)] + out;
-    value /= 62n;
+  const words: number[] = [];
+  for (let i = bytes.length; i > 0; i -= 4) {
+    let word = 0;
+    for (let j = Math.max(0, i - 4); j < i; j++) word = word * 256 + bytes[j]!;
+    words.unshift(word);
   }
-  return out.padStart(length, '0');
+  const out: string[] = new Array<string>(length).fill('0');
+  let position = length;
+  let nonZero = words.some((word) => word !== 0);
+  while (nonZero && position > 0) {
+    let remainder = 0;
+    nonZero = false;
+    for (let i = 0; i < words.length; i++) {
+      const value = remainder * 4294967296 + words[i]!;
+      const quotient = Math.floor(value / 62);
+      remainder = value - quotient * 62;
+      words[i] = quotient;
+      if (quotient !== 0) nonZero = true;
+    }
+    out[--position] = BASE62[remainder]!;
+  }
+  return out.join('');
 }
 
 export function isKsuid(text: string): boolean {
@@ -80,14 +98,24 @@ export class KsuidGenerator {
 
 const sharedGenerator = new KsuidGenerator();
 
+/** An id alone, when no created_at is needed (operation ids: one per request). */
+export function newBareId(prefix: IdPrefix): string {
+  return `${prefix}_${sharedGenerator.next().ksuid}`;
+}
+
 export function newId(prefix: IdPrefix, generator: KsuidGenerator = sharedGenerator): { id: string; createdAt: string } {
   const { ksuid, seconds } = generator.next();
   return { id: `${prefix}_${ksuid}`, createdAt: formatTimestamp(seconds) };
 }
 
-/** RFC 3339, UTC, whole seconds, `Z` suffix (SPEC §1). */
+let lastFormatted = { seconds: -1, text: '' };
+
+/** RFC 3339, UTC, whole seconds, `Z` suffix (SPEC §1). Remembers the last second it formatted. */
 export function formatTimestamp(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().slice(0, 19) + 'Z';
+  if (lastFormatted.seconds !== seconds) {
+    lastFormatted = { seconds, text: new Date(seconds * 1000).toISOString().slice(0, 19) + 'Z' };
+  }
+  return lastFormatted.text;
 }
 
 /** True when `id` is `<prefix>_<ksuid>` for one of the given prefixes. */

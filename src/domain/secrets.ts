@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from './random.js';
 import { BASE62 } from './ids.js';
 
 /**
@@ -38,14 +39,18 @@ export function secretKsuid(secret: string): string {
 }
 
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
-/** Compares a presented secret with a stored hash in constant time. */
+/** Compares a presented secret with a stored SHA-256 digest in constant time. */
+export function secretMatchesDigest(secret: string, digest: Buffer): boolean {
+  const presented = hash('sha256', secret, 'buffer');
+  return presented.length === digest.length && timingSafeEqual(presented, digest);
+}
+
+/** Compares a presented secret with a stored hex hash in constant time. */
 export function secretMatchesHash(secret: string, storedHash: string): boolean {
-  const presented = Buffer.from(hashSecret(secret), 'hex');
-  const stored = Buffer.from(storedHash, 'hex');
-  return presented.length === stored.length && timingSafeEqual(presented, stored);
+  return secretMatchesDigest(secret, Buffer.from(storedHash, 'hex'));
 }
 
 /** At most 8 characters of a secret, for messages and listings that help a caller recognise it. */

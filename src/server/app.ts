@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import type { Config } from '../config.js';
 import { Authenticator } from '../domain/auth.js';
 import { CredentialService } from '../domain/credentials/service.js';
-import { newId } from '../domain/ids.js';
+import { newBareId } from '../domain/ids.js';
 import { ErrorBody } from '../http/common/schemas.js';
 import { credentialRoutes } from '../http/credentials/routes.js';
 import { CredentialResponse } from '../http/credentials/schemas.js';
@@ -13,18 +13,18 @@ import { trafficPolicyRoutes } from '../http/edges/traffic-policy-routes.js';
 import { opsRoutes } from '../http/ops/routes.js';
 import type { Store } from '../storage/db.js';
 import { SqlAccountRepository } from '../storage/repositories/accounts.js';
+import { SqlApiKeyLookup } from '../storage/repositories/api-key-lookup.js';
 import { SqlCredentialRepository } from '../storage/repositories/credentials.js';
 import { SqlTlsEdgeRepository } from '../storage/repositories/tls-edges.js';
 import { TlsEdgeService } from '../domain/edges/service.js';
 import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './body.js';
 import { answerClientError, sendError, sendErrorBeforeRouting, toApiError } from './errors.js';
-import { registerRequestGuards, registerValidationOnRoutes, type RateLimiter } from './hooks.js';
-import { createLogger, type Logger } from './logger.js';
+import { registerRequestGate, registerValidationOnRoutes, type RateLimiter } from './hooks.js';
+import { createLogger, lazyChildLogger, type Logger } from './logger.js';
 import { registerResponseHeadersAndLog } from './observability.js';
 import { registerMetrics } from './metrics.js';
 import { createRateLimiter } from './rate-limit.js';
 import { registerRouting } from './routing.js';
-import { checkHostHeader } from './base-url.js';
 import { orderPreservingSerializerFactory } from './serializer.js';
 import { parseQueryString } from './validation.js';
 
@@ -50,7 +50,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: (deps.logger ?? createLogger(config.logLevel)) as FastifyBaseLogger,
     // One line per request is written by our onResponse hook instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'operation_id' }),
-    genReqId: () => newId('op').id,
+    genReqId: () => newBareId('op'),
+    childLoggerFactory: (logger, bindings) => lazyChildLogger(logger, bindings),
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
     exposeHeadRoutes: false,
@@ -84,6 +85,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     schemaController: { compilersFactory: { buildSerializer: orderPreservingSerializerFactory() as never } },
   });
+  // A client may half-close its side once the request is sent (as `nc -N` or a shell pipe
+  // does); Node would then drop a request still being answered. Answer it, then close.
+  (app.server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
   // Requests are validated by our own compiler (server/validation.ts) in preValidation hooks.
   app.setValidatorCompiler(() => () => true);
 
@@ -94,7 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const accounts = SqlAccountRepository.of(store);
   const credentialRepository = new SqlCredentialRepository(store);
-  const authenticator = new Authenticator(accounts, credentialRepository);
+  const authenticator = new Authenticator(new SqlApiKeyLookup(store), credentialRepository);
   const credentials = new CredentialService(credentialRepository, {
     isActiveMember: async (accountId, id) => {
       const principal = await accounts.getPrincipal(id);
@@ -106,17 +110,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.setErrorHandler((error, request, reply) => sendError(reply, toApiError(error, request)));
   registerJsonBodyParser(app);
+  // The route table and request validation attach to routes as they are added: both first.
+  const checkRoute = registerRouting(app);
   registerValidationOnRoutes(app);
-  registerResponseHeadersAndLog(app);
-  registerMetrics(app, store);
-  app.addHook('onRequest', async (_request, reply) => {
-    if (closing) reply.header('Connection', 'close');
-  });
-  registerRouting(app);
-  app.addHook('onRequest', async (request) => checkHostHeader(request, config.publicUrl === undefined));
   const rateLimiter = deps.rateLimiter ?? createRateLimiter(config, store, app.log);
   app.addHook('onClose', async () => rateLimiter.close?.());
-  registerRequestGuards(app, authenticator, rateLimiter);
+  registerRequestGate(app, {
+    authenticator,
+    rateLimiter,
+    checkRoute,
+    hostMakesUris: config.publicUrl === undefined,
+    isClosing: () => closing,
+  });
+  registerResponseHeadersAndLog(app, registerMetrics(app, store));
 
   app.addSchema(ErrorBody);
   app.addSchema(CredentialResponse);

@@ -1,9 +1,9 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../domain/errors.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Body framing of SPEC §2 step 5, in place of Fastify's parsers: every body, whatever its
@@ -31,12 +31,8 @@ function parseBody(request: FastifyRequest, raw: Buffer): unknown {
   if (contentType === undefined) throw errors.bodyWithoutContentType();
   if (!isJsonMediaType(contentType)) throw errors.unsupportedMediaType(contentType);
 
-  let text: string;
-  try {
-    text = utf8.decode(raw);
-  } catch {
-    throw errors.invalidJson('it is not valid UTF-8');
-  }
+  if (!isUtf8(raw)) throw errors.invalidJson('it is not valid UTF-8');
+  const text = raw.toString('utf8');
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -52,6 +48,7 @@ function parseBody(request: FastifyRequest, raw: Buffer): unknown {
  * be UTF-8, the only encoding the body is read in.
  */
 export function isJsonMediaType(header: string): boolean {
+  if (header === 'application/json') return true;
   const [type = '', ...parameters] = header.split(';');
   if (type.trim().toLowerCase() !== 'application/json') return false;
   for (const parameter of parameters) {

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { newId } from '../domain/ids.js';
+import { newBareId } from '../domain/ids.js';
 import { ApiError, errors } from '../domain/errors.js';
 import { isUnavailableError } from '../storage/errors.js';
 import { BODY_LIMIT_BYTES } from './body.js';
@@ -57,7 +57,7 @@ export function answerClientError(this: FastifyInstance, error: Error & { code?:
       : status === 408
         ? 'The request took too long to arrive. Send it again, faster.'
         : 'The request is not valid HTTP/1.1. Check its framing (headers, Content-Length, Transfer-Encoding).';
-  const operationId = newId('op').id;
+  const operationId = newBareId('op');
   const body = renderError(new ApiError(status, undefined, message), operationId);
   this.log.info({ operation_id: operationId, status, client_error: error.code }, 'request completed');
   socket.end(

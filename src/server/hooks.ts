@@ -3,6 +3,7 @@ import type { TSchema } from 'typebox';
 import type { Principal } from '../domain/accounts/types.js';
 import type { Authenticator } from '../domain/auth.js';
 import { errors } from '../domain/errors.js';
+import { checkHostHeader } from './base-url.js';
 import { compileBodyValidator, compileQueryValidator, type RawQuery } from './validation.js';
 
 export interface RateLimiter {
@@ -21,20 +22,58 @@ declare module 'fastify' {
   }
 }
 
+export interface GateOptions {
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  /** SPEC §2 step 1 (from routing.ts). */
+  checkRoute: (request: FastifyRequest) => void;
+  /** Whether the Host header builds uri fields (no PUBLIC_URL). */
+  hostMakesUris: boolean;
+  isClosing: () => boolean;
+}
+
 /**
- * SPEC §2 steps 2-4, in order: authentication, rate limit, version. Unknown routes and wrong
- * methods were answered by the router already (step 1).
+ * The one onRequest hook: SPEC §2 steps 1-4 in order (route, authentication, rate limit,
+ * version), plus the Host check. Written in callback style and synchronous while the API key is
+ * cached, because it runs on every request.
  */
-export function registerRequestGuards(app: FastifyInstance, authenticator: Authenticator, rateLimiter: RateLimiter): void {
+export function registerRequestGate(app: FastifyInstance, options: GateOptions): void {
+  const { authenticator, rateLimiter, checkRoute, hostMakesUris, isClosing } = options;
   app.decorateRequest('principal', null as unknown as Principal);
 
-  app.addHook('onRequest', async (request) => {
-    dropContentTypeOfEmptyBody(request);
-    if (request.is404 || request.routeOptions.config.public) return;
-    request.principal = await authenticator.authenticate(request.headers.authorization);
-    const wait = rateLimiter.consume(request.principal.accountId);
+  const admit = (request: FastifyRequest, principal: Principal) => {
+    request.principal = principal;
+    const wait = rateLimiter.consume(principal.accountId);
     if (wait > 0) throw errors.rateLimited(wait);
     checkVersion(request);
+  };
+
+  app.addHook('onRequest', (request, reply, done) => {
+    try {
+      if (isClosing()) reply.header('Connection', 'close');
+      checkRoute(request);
+      checkHostHeader(request, hostMakesUris);
+      dropContentTypeOfEmptyBody(request);
+      if (request.routeOptions.config.public) return done();
+      const principal = authenticator.authenticate(request.headers.authorization);
+      if (!(principal instanceof Promise)) {
+        admit(request, principal);
+        return done();
+      }
+      principal.then(
+        (found) => {
+          try {
+            admit(request, found);
+            done();
+          } catch (error) {
+            done(error as Error);
+          }
+        },
+        (error: Error) => done(error),
+      );
+    } catch (error) {
+      done(error as Error);
+    }
   });
 }
 
@@ -90,12 +129,13 @@ async function hasBody(request: FastifyRequest): Promise<boolean> {
   if (raw.readableEnded) return false;
   return new Promise((resolve) => {
     const done = (nonEmpty: boolean) => {
-      raw.off('data', onData).off('end', onEnd).off('error', onEnd);
+      raw.off('data', onData).off('end', onEnd).off('error', onEnd).off('close', onEnd);
       resolve(nonEmpty);
     };
     const onData = (chunk: Buffer) => done(chunk.length > 0);
     const onEnd = () => done(false);
-    raw.on('data', onData).on('end', onEnd).on('error', onEnd);
+    // 'close' too: a request destroyed before its end would otherwise leave this waiting forever.
+    raw.on('data', onData).on('end', onEnd).on('error', onEnd).on('close', onEnd);
   });
 }
 

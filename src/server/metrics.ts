@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Store } from '../storage/db.js';
 
@@ -17,7 +17,7 @@ function processMetrics(): Registry {
  * Prometheus metrics at /metrics. Labels are route templates, methods, statuses, error codes and
  * statement kinds: never an id, a key or a token.
  */
-export function registerMetrics(app: FastifyInstance, store: Store): void {
+export function registerMetrics(app: FastifyInstance, store: Store): (request: FastifyRequest, reply: FastifyReply) => void {
   const registry = new Registry();
   const requests = new Counter({
     name: 'burrow_http_requests_total',
@@ -46,18 +46,43 @@ export function registerMetrics(app: FastifyInstance, store: Store): void {
     registers: [registry],
   });
 
-  store.observeQueries((kind, ms, failed) => queries.observe({ dialect: store.dialect, kind, outcome: failed ? 'error' : 'ok' }, ms / 1000));
+  // prom-client hashes a label object on every call; the label sets here are few and fixed, so
+  // each one's child metric is looked up once and kept.
+  const queryChild = memo((key: string) => {
+    const [kind, outcome] = key.split('|') as [string, string];
+    return queries.labels({ dialect: store.dialect, kind, outcome });
+  });
+  store.observeQueries((kind, ms, failed) => queryChild(`${kind}|${failed ? 'error' : 'ok'}`).observe(ms / 1000));
 
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.is404 ? 'unmatched' : (request.routeOptions.url ?? 'unmatched');
-    const status = String(reply.statusCode);
-    requests.inc({ route, method: request.method, status });
-    duration.observe({ route, method: request.method }, reply.elapsedTime / 1000);
-    if (reply.statusCode >= 400) failures.inc({ status, error_code: reply.errorCode ?? 'none' });
+  const requestChild = memo((key: string) => {
+    const [route, method, status] = key.split('|') as [string, string, string];
+    return { count: requests.labels({ route, method, status }), duration: duration.labels({ route, method }) };
+  });
+  const failureChild = memo((key: string) => {
+    const [status, errorCode] = key.split('|') as [string, string];
+    return failures.labels({ status, error_code: errorCode });
   });
 
   app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
     const text = (await processMetrics().metrics()) + (await registry.metrics());
     return reply.type(registry.contentType).send(text);
   });
+
+  // Called from the one onResponse hook (observability.ts).
+  return (request, reply) => {
+    const route = request.is404 ? 'unmatched' : (request.routeOptions.url ?? 'unmatched');
+    const child = requestChild(`${route}|${request.method}|${reply.statusCode}`);
+    child.count.inc();
+    child.duration.observe(reply.elapsedTime / 1000);
+    if (reply.statusCode >= 400) failureChild(`${reply.statusCode}|${reply.errorCode ?? 'none'}`).inc();
+  };
+}
+
+function memo<T>(make: (key: string) => T): (key: string) => T {
+  const made = new Map<string, T>();
+  return (key) => {
+    let value = made.get(key);
+    if (value === undefined) made.set(key, (value = make(key)));
+    return value;
+  };
 }

@@ -5,9 +5,10 @@ import { sendError } from './errors.js';
 /**
  * SPEC §2 step 1, before anything else looks at the request (authentication, and reading a
  * body): an unknown path is 404; a known path with the wrong method is 405 with an Allow header.
- * Fastify answers both with 404, so the route table is kept here to tell them apart.
+ * Fastify answers both with 404, so the route table is kept here to tell them apart. Returns
+ * the check, which the request gate runs first.
  */
-export function registerRouting(app: FastifyInstance): void {
+export function registerRouting(app: FastifyInstance): (request: FastifyRequest) => void {
   const routes: { pattern: RegExp; methods: Set<string> }[] = [];
 
   app.addHook('onRoute', (route) => {
@@ -25,15 +26,16 @@ export function registerRouting(app: FastifyInstance): void {
     return errors.notFound();
   };
 
-  // Answered in onRequest, so that no body is read for a request that has nowhere to go.
-  app.addHook('onRequest', async (request) => {
+  app.setNotFoundHandler((request, reply) => sendError(reply, unrouted(request)));
+
+  // Called first in onRequest, so that no body is read for a request that has nowhere to go.
+  return (request) => {
     if (request.is404) throw unrouted(request);
     // The router lets a parameter be empty (`/credentials/` matches `/credentials/:id`); paths
     // are matched exactly, so that is an unknown path.
     const params = request.params as Record<string, string> | undefined;
-    if (params && Object.values(params).some((value) => value === '')) throw errors.notFound();
-  });
-  app.setNotFoundHandler((request, reply) => sendError(reply, unrouted(request)));
+    if (params) for (const key in params) if (params[key] === '') throw errors.notFound();
+  };
 }
 
 /** The path as the router saw it: percent-decoded where that is valid. */

@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 
 /**
  * Group commit for SQLite. Commits run with `synchronous=NORMAL`, which writes each transaction
@@ -10,6 +10,11 @@ import { open } from 'node:fs/promises';
 export class WalSyncBarrier {
   private inFlight: Promise<void> | undefined;
   private queued: Promise<void> | undefined;
+  /**
+   * Kept open: SQLite deletes the WAL only when its last connection closes, and this process
+   * holds one for as long as the barrier lives. On any error the handle is opened anew.
+   */
+  private handle: FileHandle | undefined;
 
   constructor(private readonly walPath: string) {}
 
@@ -27,6 +32,8 @@ export class WalSyncBarrier {
 
   async close(): Promise<void> {
     await Promise.allSettled([this.inFlight, this.queued]);
+    await this.handle?.close();
+    this.handle = undefined;
   }
 
   private startQueued(): Promise<void> {
@@ -36,14 +43,13 @@ export class WalSyncBarrier {
 
   private async run(): Promise<void> {
     try {
-      // Opened anew each time: SQLite may delete and recreate the WAL file, and a kept
-      // handle would then sync a file nobody writes to any more.
-      const handle = await open(this.walPath, 'r');
-      try {
-        await handle.datasync();
-      } finally {
-        await handle.close();
-      }
+      this.handle ??= await open(this.walPath, 'r');
+      await this.handle.datasync();
+    } catch (error) {
+      const stale = this.handle;
+      this.handle = undefined;
+      await stale?.close().catch(() => {});
+      throw error;
     } finally {
       this.inFlight = undefined;
     }

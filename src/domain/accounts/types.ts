@@ -32,6 +32,12 @@ export interface KeyForAuthentication {
   readonly principal: Principal;
 }
 
+/** The lookup authentication makes on every request that its cache cannot answer. */
+export interface ApiKeyLookup {
+  /** The key with its owner, only when key, owner and account are all unrevoked. */
+  findActiveKey(id: string): Promise<KeyForAuthentication | undefined>;
+}
+
 export interface AccountRepository {
   insertAccount(account: Account): Promise<void>;
   listAccounts(): Promise<Account[]>;
@@ -45,8 +51,6 @@ export interface AccountRepository {
   insertApiKey(key: ApiKey, secretHash: string): Promise<void>;
   listApiKeys(accountId: string | undefined): Promise<ApiKey[]>;
   revokeApiKey(id: string, at: string): Promise<boolean>;
-  /** The key with its owner, only when key, owner and account are all unrevoked. */
-  findActiveKey(id: string): Promise<KeyForAuthentication | undefined>;
   /** Runs `create` only if the database has never been bootstrapped; returns whether it ran. */
   bootstrapOnce(create: (repository: AccountRepository) => Promise<string>): Promise<boolean>;
 }

@@ -3,7 +3,6 @@ import type {
   Account,
   AccountRepository,
   ApiKey,
-  KeyForAuthentication,
   Principal,
 } from '../../domain/accounts/types.js';
 import type { Store } from '../db.js';
@@ -128,29 +127,6 @@ export class SqlAccountRepository implements AccountRepository {
       .executeTakeFirst();
     await this.durable();
     return result.numUpdatedRows > 0n;
-  }
-
-  async findActiveKey(id: string): Promise<KeyForAuthentication | undefined> {
-    const row = await this.db
-      .selectFrom('api_keys as k')
-      .innerJoin('principals as p', 'p.id', 'k.owner_id')
-      .innerJoin('accounts as a', 'a.id', 'k.account_id')
-      .select([
-        'k.secret_hash',
-        'p.id',
-        'p.account_id',
-        'p.kind',
-        'p.name',
-        'p.admin',
-        'p.created_at',
-        'p.revoked_at',
-      ])
-      .where('k.id', '=', id)
-      .where('k.revoked_at', 'is', null)
-      .where('p.revoked_at', 'is', null)
-      .where('a.revoked_at', 'is', null)
-      .executeTakeFirst();
-    return row && { secretHash: row.secret_hash, principal: toPrincipal(row) };
   }
 
   async bootstrapOnce(create: (repository: AccountRepository) => Promise<string>): Promise<boolean> {

@@ -1,88 +1,116 @@
-import type { Selectable } from 'kysely';
 import type { Credential, CredentialChanges, CredentialRepository } from '../../domain/credentials/types.js';
 import type { Page, PageOf } from '../../domain/paging.js';
 import type { Store } from '../db.js';
-import type { CredentialsTable } from '../schema.js';
+import { param } from '../prepared.js';
 
-const COLUMNS = ['id', 'account_id', 'owner_id', 'description', 'metadata', 'acl', 'created_at'] as const;
+const COLUMNS = ['id', 'owner_id', 'description', 'metadata', 'acl', 'created_at'] as const;
 
+interface Row {
+  id: string;
+  owner_id: string;
+  description: string;
+  metadata: string;
+  acl: string;
+  created_at: string;
+}
+
+/** Every statement is compiled once (Store.prepare); writes are single statements. */
 export class SqlCredentialRepository implements CredentialRepository {
-  constructor(private readonly store: Store) {}
+  private readonly statements;
+
+  constructor(store: Store) {
+    const db = store.db;
+    const scoped = () =>
+      db.selectFrom('credentials').select(COLUMNS).where('account_id', '=', param('account'));
+    this.statements = {
+      insert: store.prepare(
+        db.insertInto('credentials').values({
+          id: param('id'),
+          account_id: param('account'),
+          owner_id: param('owner'),
+          description: param('description'),
+          metadata: param('metadata'),
+          acl: param('acl'),
+          token_hash: param('tokenHash'),
+          created_at: param('createdAt'),
+        }),
+      ),
+      get: store.prepare(scoped().where('id', '=', param('id'))),
+      firstPage: store.prepare(scoped().orderBy('id', 'desc').limit(param<number>('limit'))),
+      nextPage: store.prepare(scoped().where('id', '<', param('before')).orderBy('id', 'desc').limit(param<number>('limit'))),
+      // Absent fields are passed as NULL and keep their value: one statement for every PATCH,
+      // so concurrent updates of different fields never overwrite each other.
+      update: store.prepare(
+        db
+          .updateTable('credentials')
+          .set((eb) => ({
+            description: eb.fn.coalesce(eb.val(param<string | null>('description')), eb.ref('description')),
+            metadata: eb.fn.coalesce(eb.val(param<string | null>('metadata')), eb.ref('metadata')),
+            acl: eb.fn.coalesce(eb.val(param<string | null>('acl')), eb.ref('acl')),
+          }))
+          .where('id', '=', param('id'))
+          .where('account_id', '=', param('account'))
+          .returning(COLUMNS),
+      ),
+      delete: store.prepare(db.deleteFrom('credentials').where('id', '=', param('id')).where('account_id', '=', param('account'))),
+      tokenHash: store.prepare(db.selectFrom('credentials').select('token_hash').where('id', '=', param('id'))),
+    };
+  }
 
   async insert(credential: Credential, tokenHash: string): Promise<void> {
-    await this.store.db
-      .insertInto('credentials')
-      .values({
-        id: credential.id,
-        account_id: credential.accountId,
-        owner_id: credential.ownerId,
-        description: credential.description,
-        metadata: credential.metadata,
-        acl: JSON.stringify(credential.acl),
-        token_hash: tokenHash,
-        created_at: credential.createdAt,
-      })
-      .execute();
-    await this.store.durable();
+    await this.statements.insert.run({
+      id: credential.id,
+      account: credential.accountId,
+      owner: credential.ownerId,
+      description: credential.description,
+      metadata: credential.metadata,
+      acl: JSON.stringify(credential.acl),
+      tokenHash,
+      createdAt: credential.createdAt,
+    });
   }
 
   async get(accountId: string, id: string): Promise<Credential | undefined> {
-    const row = await this.store.db
-      .selectFrom('credentials')
-      .select(COLUMNS)
-      .where('id', '=', id)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
-    return row && toCredential(row);
+    const row = await this.statements.get.first({ account: accountId, id });
+    return row && toCredential(row, accountId);
   }
 
   async listPage(accountId: string, page: Page): Promise<PageOf<Credential>> {
-    let query = this.store.db.selectFrom('credentials').select(COLUMNS).where('account_id', '=', accountId);
-    if (page.beforeId !== undefined) query = query.where('id', '<', page.beforeId);
-    const rows = await query.orderBy('id', 'desc').limit(page.limit + 1).execute();
-    const hasMore = rows.length > page.limit;
-    return { items: rows.slice(0, page.limit).map(toCredential), hasMore };
+    const limit = page.limit + 1;
+    const rows =
+      page.beforeId === undefined
+        ? await this.statements.firstPage.all({ account: accountId, limit })
+        : await this.statements.nextPage.all({ account: accountId, before: page.beforeId, limit });
+    return { items: rows.slice(0, page.limit).map((row) => toCredential(row, accountId)), hasMore: rows.length > page.limit };
   }
 
   async update(accountId: string, id: string, changes: CredentialChanges): Promise<Credential | undefined> {
-    const set: Partial<Record<'description' | 'metadata' | 'acl', string>> = {};
-    if (changes.description !== undefined) set.description = changes.description;
-    if (changes.metadata !== undefined) set.metadata = changes.metadata;
-    if (changes.acl !== undefined) set.acl = JSON.stringify(changes.acl);
-    if (Object.keys(set).length === 0) return this.get(accountId, id);
-    // One statement: concurrent updates of different fields never overwrite each other.
-    const row = await this.store.db
-      .updateTable('credentials')
-      .set(set)
-      .where('id', '=', id)
-      .where('account_id', '=', accountId)
-      .returning(COLUMNS)
-      .executeTakeFirst();
-    if (row) await this.store.durable();
-    return row && toCredential(row);
+    if (changes.description === undefined && changes.metadata === undefined && changes.acl === undefined) {
+      return this.get(accountId, id);
+    }
+    const row = await this.statements.update.first({
+      account: accountId,
+      id,
+      description: changes.description ?? null,
+      metadata: changes.metadata ?? null,
+      acl: changes.acl === undefined ? null : JSON.stringify(changes.acl),
+    });
+    return row && toCredential(row, accountId);
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
-    const result = await this.store.db
-      .deleteFrom('credentials')
-      .where('id', '=', id)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
-    const deleted = result.numDeletedRows > 0n;
-    if (deleted) await this.store.durable();
-    return deleted;
+    return (await this.statements.delete.run({ account: accountId, id })) > 0;
   }
 
   async tokenHash(id: string): Promise<string | undefined> {
-    const row = await this.store.db.selectFrom('credentials').select('token_hash').where('id', '=', id).executeTakeFirst();
-    return row?.token_hash;
+    return (await this.statements.tokenHash.first({ id }))?.token_hash;
   }
 }
 
-function toCredential(row: Pick<Selectable<CredentialsTable>, (typeof COLUMNS)[number]>): Credential {
+function toCredential(row: Row, accountId: string): Credential {
   return {
     id: row.id,
-    accountId: row.account_id,
+    accountId,
     ownerId: row.owner_id,
     description: row.description,
     metadata: row.metadata,

@@ -1,96 +1,129 @@
-import type { Selectable } from 'kysely';
-import type { Page, PageOf } from '../../domain/paging.js';
 import type { TlsEdge, TlsEdgeChanges, TlsEdgeRepository, TrafficPolicyModule } from '../../domain/edges/types.js';
+import type { Page, PageOf } from '../../domain/paging.js';
 import type { Store } from '../db.js';
-import type { TlsEdgesTable } from '../schema.js';
+import { param } from '../prepared.js';
 
-const COLUMNS = ['id', 'account_id', 'description', 'metadata', 'hostports', 'policy_enabled', 'policy_value', 'created_at'] as const;
-type Row = Pick<Selectable<TlsEdgesTable>, (typeof COLUMNS)[number]>;
-type Writable = Partial<Pick<TlsEdgesTable, 'description' | 'metadata' | 'hostports' | 'policy_enabled' | 'policy_value'>>;
+const COLUMNS = ['id', 'description', 'metadata', 'hostports', 'policy_enabled', 'policy_value', 'created_at'] as const;
 
+interface Row {
+  id: string;
+  description: string;
+  metadata: string;
+  hostports: string;
+  policy_enabled: number | null;
+  policy_value: string | null;
+  created_at: string;
+}
+
+/** Every statement is compiled once (Store.prepare); the module lives in the edge's row. */
 export class SqlTlsEdgeRepository implements TlsEdgeRepository {
-  constructor(private readonly store: Store) {}
+  private readonly statements;
+
+  constructor(store: Store) {
+    const db = store.db;
+    const scoped = () => db.selectFrom('tls_edges').select(COLUMNS).where('account_id', '=', param('account'));
+    this.statements = {
+      insert: store.prepare(
+        db.insertInto('tls_edges').values({
+          id: param('id'),
+          account_id: param('account'),
+          description: param('description'),
+          metadata: param('metadata'),
+          hostports: param('hostports'),
+          policy_enabled: param<number | null>('enabled'),
+          policy_value: param<string | null>('value'),
+          created_at: param('createdAt'),
+        }),
+      ),
+      get: store.prepare(scoped().where('id', '=', param('id'))),
+      firstPage: store.prepare(scoped().orderBy('id', 'desc').limit(param<number>('limit'))),
+      nextPage: store.prepare(scoped().where('id', '<', param('before')).orderBy('id', 'desc').limit(param<number>('limit'))),
+      // NULL keeps a column: one statement for every PATCH (the module's two columns are given
+      // together or not at all).
+      update: store.prepare(
+        db
+          .updateTable('tls_edges')
+          .set((eb) => ({
+            description: eb.fn.coalesce(eb.val(param<string | null>('description')), eb.ref('description')),
+            metadata: eb.fn.coalesce(eb.val(param<string | null>('metadata')), eb.ref('metadata')),
+            hostports: eb.fn.coalesce(eb.val(param<string | null>('hostports')), eb.ref('hostports')),
+            policy_enabled: eb.fn.coalesce(eb.val(param<number | null>('enabled')), eb.ref('policy_enabled')),
+            policy_value: eb.fn.coalesce(eb.val(param<string | null>('value')), eb.ref('policy_value')),
+          }))
+          .where('id', '=', param('id'))
+          .where('account_id', '=', param('account'))
+          .returning(COLUMNS),
+      ),
+      setModule: store.prepare(
+        db
+          .updateTable('tls_edges')
+          .set({ policy_enabled: param<number | null>('enabled'), policy_value: param<string | null>('value') })
+          .where('id', '=', param('id'))
+          .where('account_id', '=', param('account')),
+      ),
+      delete: store.prepare(db.deleteFrom('tls_edges').where('id', '=', param('id')).where('account_id', '=', param('account'))),
+    };
+  }
 
   async insert(edge: TlsEdge): Promise<void> {
-    await this.store.db
-      .insertInto('tls_edges')
-      .values({
-        id: edge.id,
-        account_id: edge.accountId,
-        description: edge.description,
-        metadata: edge.metadata,
-        hostports: JSON.stringify(edge.hostports),
-        ...moduleColumns(edge.trafficPolicy),
-        created_at: edge.createdAt,
-      })
-      .execute();
-    await this.store.durable();
+    await this.statements.insert.run({
+      id: edge.id,
+      account: edge.accountId,
+      description: edge.description,
+      metadata: edge.metadata,
+      hostports: JSON.stringify(edge.hostports),
+      ...moduleValues(edge.trafficPolicy),
+      createdAt: edge.createdAt,
+    });
   }
 
   async get(accountId: string, id: string): Promise<TlsEdge | undefined> {
-    const row = await this.store.db
-      .selectFrom('tls_edges')
-      .select(COLUMNS)
-      .where('id', '=', id)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
-    return row && toEdge(row);
+    const row = await this.statements.get.first({ account: accountId, id });
+    return row && toEdge(row, accountId);
   }
 
   async listPage(accountId: string, page: Page): Promise<PageOf<TlsEdge>> {
-    let query = this.store.db.selectFrom('tls_edges').select(COLUMNS).where('account_id', '=', accountId);
-    if (page.beforeId !== undefined) query = query.where('id', '<', page.beforeId);
-    const rows = await query.orderBy('id', 'desc').limit(page.limit + 1).execute();
-    return { items: rows.slice(0, page.limit).map(toEdge), hasMore: rows.length > page.limit };
+    const limit = page.limit + 1;
+    const rows =
+      page.beforeId === undefined
+        ? await this.statements.firstPage.all({ account: accountId, limit })
+        : await this.statements.nextPage.all({ account: accountId, before: page.beforeId, limit });
+    return { items: rows.slice(0, page.limit).map((row) => toEdge(row, accountId)), hasMore: rows.length > page.limit };
   }
 
   async update(accountId: string, id: string, changes: TlsEdgeChanges): Promise<TlsEdge | undefined> {
-    const set: Writable = {};
-    if (changes.description !== undefined) set.description = changes.description;
-    if (changes.metadata !== undefined) set.metadata = changes.metadata;
-    if (changes.hostports !== undefined) set.hostports = JSON.stringify(changes.hostports);
-    if (changes.trafficPolicy !== undefined) Object.assign(set, moduleColumns(changes.trafficPolicy));
-    return this.write(accountId, id, set);
+    const { description, metadata, hostports, trafficPolicy } = changes;
+    if (description === undefined && metadata === undefined && hostports === undefined && trafficPolicy === undefined) {
+      return this.get(accountId, id);
+    }
+    const row = await this.statements.update.first({
+      account: accountId,
+      id,
+      description: description ?? null,
+      metadata: metadata ?? null,
+      hostports: hostports === undefined ? null : JSON.stringify(hostports),
+      ...moduleValues(trafficPolicy ?? null),
+    });
+    return row && toEdge(row, accountId);
   }
 
   async setTrafficPolicy(accountId: string, id: string, module: TrafficPolicyModule | null): Promise<boolean> {
-    return (await this.write(accountId, id, moduleColumns(module))) !== undefined;
+    return (await this.statements.setModule.run({ account: accountId, id, ...moduleValues(module) })) > 0;
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
-    const result = await this.store.db
-      .deleteFrom('tls_edges')
-      .where('id', '=', id)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
-    const deleted = result.numDeletedRows > 0n;
-    if (deleted) await this.store.durable();
-    return deleted;
-  }
-
-  /** One UPDATE … RETURNING: concurrent writers never interleave inside a row. */
-  private async write(accountId: string, id: string, set: Writable): Promise<TlsEdge | undefined> {
-    if (Object.keys(set).length === 0) return this.get(accountId, id);
-    const row = await this.store.db
-      .updateTable('tls_edges')
-      .set(set)
-      .where('id', '=', id)
-      .where('account_id', '=', accountId)
-      .returning(COLUMNS)
-      .executeTakeFirst();
-    if (row) await this.store.durable();
-    return row && toEdge(row);
+    return (await this.statements.delete.run({ account: accountId, id })) > 0;
   }
 }
 
-function moduleColumns(module: TrafficPolicyModule | null): Pick<TlsEdgesTable, 'policy_enabled' | 'policy_value'> {
-  return module ? { policy_enabled: module.enabled ? 1 : 0, policy_value: module.value } : { policy_enabled: null, policy_value: null };
+function moduleValues(module: TrafficPolicyModule | null): { enabled: number | null; value: string | null } {
+  return module ? { enabled: module.enabled ? 1 : 0, value: module.value } : { enabled: null, value: null };
 }
 
-function toEdge(row: Row): TlsEdge {
+function toEdge(row: Row, accountId: string): TlsEdge {
   return {
     id: row.id,
-    accountId: row.account_id,
+    accountId,
     description: row.description,
     metadata: row.metadata,
     hostports: JSON.parse(row.hostports) as string[],

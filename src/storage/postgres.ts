@@ -1,0 +1,73 @@
+import { createHash } from 'node:crypto';
+import { Kysely, PostgresDialect, sql, type Compilable } from 'kysely';
+import pg from 'pg';
+import type { Store, StoreOptions } from './db.js';
+import { QueryObservers } from './query-observers.js';
+import { compileTemplate, type PreparedQuery } from './prepared.js';
+import type { SchemaTables } from './schema.js';
+
+export function openPostgres(url: string, options: StoreOptions): Store {
+  const { connectionString, schema } = splitSchema(url);
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: 3000,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: options.statementTimeoutMs || undefined,
+    query_timeout: options.statementTimeoutMs ? options.statementTimeoutMs + 1000 : undefined,
+    options: schema ? `-c search_path=${schema}` : undefined,
+  });
+  // A connection lost while idle, or while checked out between queries, is reported by pg as an
+  // 'error' event; unheard, that would crash the process. The next query on it fails instead,
+  // and that failure is answered 503.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
+  const queries = new QueryObservers();
+  const db = new Kysely<SchemaTables>({ dialect: new PostgresDialect({ pool }), log: queries.log });
+
+  const prepare = <Row>(query: Compilable<Row>): PreparedQuery<Row> => {
+    const template = compileTemplate(query);
+    // A named statement is parsed and planned once per connection, then reused.
+    const name = `burrow_${createHash('sha1').update(template.sql).digest('hex').slice(0, 20)}`;
+    const execute = async (values: Record<string, unknown>) => {
+      const started = performance.now();
+      try {
+        const result = await pool.query({ name, text: template.sql, values: template.bind(values) });
+        queries.notify(template.kind, performance.now() - started, false);
+        return result;
+      } catch (error) {
+        queries.notify(template.kind, performance.now() - started, true);
+        throw error;
+      }
+    };
+    return {
+      all: async (values) => (await execute(values)).rows as Row[],
+      first: async (values) => (await execute(values)).rows[0] as Row | undefined,
+      run: async (values) => (await execute(values)).rowCount ?? 0,
+    };
+  };
+
+  return {
+    dialect: 'postgres',
+    db,
+    schema,
+    prepare,
+    observeQueries: (listener) => queries.add(listener),
+    durable: () => Promise.resolve(),
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+/** `?schema=name` selects a PostgreSQL schema (created by the migrator); pg itself does not know it. */
+export function splitSchema(url: string): { connectionString: string; schema: string | undefined } {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema') ?? undefined;
+  parsed.searchParams.delete('schema');
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new Error('The schema parameter of DATABASE_URL must be a lower-case SQL identifier.');
+  }
+  return { connectionString: parsed.toString(), schema };
+}
