@@ -148,7 +148,7 @@ export class SqlAccountRepository implements AccountRepository {
   }
 }
 
-function toPrincipal(row: Omit<Selectable<PrincipalsTable>, never>): Principal {
+export function toPrincipal(row: Selectable<PrincipalsTable>): Principal {
   return {
     id: row.id,
     accountId: row.account_id,

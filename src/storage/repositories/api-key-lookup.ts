@@ -1,6 +1,7 @@
 import type { ApiKeyLookup, KeyForAuthentication } from '../../domain/accounts/types.js';
 import type { Store } from '../db.js';
 import { param } from '../prepared.js';
+import { toPrincipal } from './accounts.js';
 
 /** The key, its owner and its account in one compiled query: asked on every uncached request. */
 export class SqlApiKeyLookup implements ApiKeyLookup {
@@ -12,7 +13,7 @@ export class SqlApiKeyLookup implements ApiKeyLookup {
         .selectFrom('api_keys as k')
         .innerJoin('principals as p', 'p.id', 'k.owner_id')
         .innerJoin('accounts as a', 'a.id', 'k.account_id')
-        .select(['k.secret_hash', 'p.id', 'p.account_id', 'p.kind', 'p.name', 'p.admin', 'p.created_at'])
+        .select(['k.secret_hash', 'p.id', 'p.account_id', 'p.kind', 'p.name', 'p.admin', 'p.created_at', 'p.revoked_at'])
         .where('k.id', '=', param('id'))
         .where('k.revoked_at', 'is', null)
         .where('p.revoked_at', 'is', null)
@@ -22,18 +23,6 @@ export class SqlApiKeyLookup implements ApiKeyLookup {
 
   async findActiveKey(id: string): Promise<KeyForAuthentication | undefined> {
     const row = await this.query.first({ id });
-    if (!row) return undefined;
-    return {
-      secretHash: row.secret_hash,
-      principal: {
-        id: row.id,
-        accountId: row.account_id,
-        kind: row.kind,
-        name: row.name,
-        admin: Number(row.admin) === 1,
-        createdAt: row.created_at,
-        revokedAt: null,
-      },
-    };
+    return row && { secretHash: row.secret_hash, principal: toPrincipal(row) };
   }
 }

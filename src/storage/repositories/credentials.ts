@@ -2,17 +2,11 @@ import type { Credential, CredentialChanges, CredentialRepository } from '../../
 import type { Page, PageOf } from '../../domain/paging.js';
 import type { Store } from '../db.js';
 import { param } from '../prepared.js';
+import type { CredentialsTable } from '../schema.js';
 
 const COLUMNS = ['id', 'owner_id', 'description', 'metadata', 'acl', 'created_at'] as const;
 
-interface Row {
-  id: string;
-  owner_id: string;
-  description: string;
-  metadata: string;
-  acl: string;
-  created_at: string;
-}
+type Row = Pick<CredentialsTable, (typeof COLUMNS)[number]>;
 
 /** Every statement is compiled once (Store.prepare); writes are single statements. */
 export class SqlCredentialRepository implements CredentialRepository {

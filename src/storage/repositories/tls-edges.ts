@@ -2,18 +2,11 @@ import type { TlsEdge, TlsEdgeChanges, TlsEdgeRepository, TrafficPolicyModule } 
 import type { Page, PageOf } from '../../domain/paging.js';
 import type { Store } from '../db.js';
 import { param } from '../prepared.js';
+import type { TlsEdgesTable } from '../schema.js';
 
 const COLUMNS = ['id', 'description', 'metadata', 'hostports', 'policy_enabled', 'policy_value', 'created_at'] as const;
 
-interface Row {
-  id: string;
-  description: string;
-  metadata: string;
-  hostports: string;
-  policy_enabled: number | null;
-  policy_value: string | null;
-  created_at: string;
-}
+type Row = Pick<TlsEdgesTable, (typeof COLUMNS)[number]>;
 
 /** Every statement is compiled once (Store.prepare); the module lives in the edge's row. */
 export class SqlTlsEdgeRepository implements TlsEdgeRepository {
