@@ -1,7 +1,7 @@
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { listeningPorts } from './procfs.js';
@@ -137,7 +137,8 @@ export function burrowCommand(fromSource: boolean): BurrowCommand {
     : { args: ['dist/cli/main.js', 'serve'], describe: 'node dist/cli/main.js serve' };
 }
 
-export const BURROW_LOG_LEVEL = 'warn';
+/** burrow's default, so the figures include the one log line per request a real deployment writes. */
+export const BURROW_LOG_LEVEL = 'info';
 
 export interface BurrowStart {
   name: string;
@@ -149,9 +150,10 @@ export interface BurrowStart {
 }
 
 /**
- * `burrow serve` on PORT=0 with a SQLite file, RATE_LIMIT_PER_MINUTE=0 and LOG_LEVEL=warn.
- * At warn the "burrow is listening" line (info) is not written, so the port is read from
- * /proc: the listening TCP sockets the process holds, the one answering /readyz 200.
+ * `burrow serve` on PORT=0 with a SQLite file, RATE_LIMIT_PER_MINUTE=0 and LOG_LEVEL=info. Its
+ * log goes to a file beside the database (a pipe would make this process, which is not pinned,
+ * parse a line per request); the port is read from /proc: the listening TCP socket the process
+ * holds that answers /readyz 200.
  */
 export async function startBurrow(options: BurrowStart): Promise<ServerChild> {
   const env = cleanEnv({
@@ -162,28 +164,19 @@ export async function startBurrow(options: BurrowStart): Promise<ServerChild> {
     LOG_LEVEL: BURROW_LOG_LEVEL,
     BOOTSTRAP_API_KEY: options.apiKey,
   });
+  const logFile = openSync(join(dirname(options.databaseUrl.slice('sqlite:'.length)), `${options.name}.log`), 'a');
   const child = track(
     spawnNode([...(options.nodeFlags ?? []), ...options.command.args], {
       cwd: PROJECT_ROOT,
       env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', logFile, 'pipe'],
     }),
   );
+  closeSync(logFile);
   pin(child, 'server');
   const output: string[] = [];
-  let announced: string | undefined;
-  collectLines(child, output, (line) => {
-    if (line.includes('burrow is listening')) {
-      try {
-        const entry = JSON.parse(line) as { address?: unknown };
-        if (typeof entry.address === 'string') announced = entry.address;
-      } catch {
-        // not JSON
-      }
-    }
-  });
+  collectLines(child, output);
   const baseUrl = await waitFor(options.name, child, output, 60_000, async () => {
-    if (announced) return (await isReady(announced)) ? announced : undefined;
     for (const port of listeningPorts(child.pid!)) {
       const url = `http://127.0.0.1:${port}`;
       if (await isReady(url)) return url;
@@ -242,13 +235,13 @@ export function runToEnd(command: string, args: string[]): Promise<number | null
   return exitOf(child).then((exit) => exit.code);
 }
 
-function collectLines(child: ChildProcess, into: string[], onLine: (line: string) => void): void {
+function collectLines(child: ChildProcess, into: string[], onLine?: (line: string) => void): void {
   for (const stream of [child.stdout, child.stderr]) {
     if (!stream) continue;
     createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
       into.push(line);
       if (into.length > 2000) into.shift();
-      onLine(line);
+      onLine?.(line);
     });
   }
 }

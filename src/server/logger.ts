@@ -5,8 +5,10 @@ import type { LogLevel } from '../config.js';
 export type Logger = PinoLogger;
 
 /**
- * JSON logs. Request lines never include headers or bodies; the redaction below is a second
- * line of defence should an error object carry request data.
+ * JSON logs. Request lines never include headers or bodies; scrubbing secret-named fields is a
+ * second line of defence should an object carrying request data be logged. It is done in the
+ * `log` formatter, which costs a few key checks per line, where pino's path-based `redact`
+ * cost more than the rest of a line's serialization.
  */
 export function createLogger(level: LogLevel, destination?: pino.DestinationStream): Logger {
   return pino(
@@ -14,24 +16,66 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
       level,
       base: undefined,
       timestamp: pino.stdTimeFunctions.isoTime,
-      redact: {
-        paths: [
-          'req.headers.authorization',
-          'headers.authorization',
-          'authorization',
-          '*.authorization',
-          'token',
-          '*.token',
-          'secret',
-          '*.secret',
-        ],
-        censor: '[redacted]',
-      },
+      formatters: { log: scrubSecrets },
     },
     // Asynchronous writes: lines written while a write is in flight go out together, so a
     // busy server does not make one write(2) per request. Flushed at exit.
     destination ?? pino.destination({ dest: 1, sync: false }),
   );
+}
+
+const SECRET_KEYS = new Set(['authorization', 'token', 'secret', 'key', 'api_key', 'apiKey', 'password', 'cookie']);
+const NESTED_KEYS = ['headers', 'req', 'request', 'body'];
+
+/** A copy of the log object with secret-named fields, at the top or one level down, censored. */
+export function scrubSecrets(object: Record<string, unknown>): Record<string, unknown> {
+  let copy: Record<string, unknown> | undefined;
+  for (const key of SECRET_KEYS) {
+    if (key in object) (copy ??= { ...object })[key] = '[redacted]';
+  }
+  for (const key of NESTED_KEYS) {
+    const inner = object[key];
+    if (inner !== null && typeof inner === 'object') (copy ??= { ...object })[key] = scrubSecrets(inner as Record<string, unknown>);
+  }
+  return copy ?? object;
+}
+
+export interface RequestLine {
+  operationId: string;
+  method: string;
+  route: string | undefined;
+  status: number;
+  errorCode: string | undefined;
+  durationMs: number;
+  principalId: string | undefined;
+}
+
+/**
+ * Writes the one line per request (at info) straight to the logger's destination, in the same
+ * JSON shape pino writes: it is the only line most requests produce, and building it by hand
+ * from fields that are all ids, templates and numbers costs a fraction of a generic log call.
+ */
+export function requestLineWriter(logger: FastifyBaseLogger): (line: RequestLine) => void {
+  const pinoLogger = logger as unknown as PinoLogger;
+  const stream = (pinoLogger as unknown as Record<symbol, { write(text: string): void }>)[pino.symbols.streamSym];
+  if (!stream) return (line) => logger.info(line, 'request completed');
+  let lastMs = 0;
+  let lastTime = '';
+  return (line) => {
+    if (!pinoLogger.isLevelEnabled('info')) return;
+    const now = Date.now();
+    if (now !== lastMs) {
+      lastMs = now;
+      lastTime = new Date(now).toISOString();
+    }
+    let text = `{"level":30,"time":"${lastTime}","operation_id":${JSON.stringify(line.operationId)},"method":${JSON.stringify(line.method)}`;
+    if (line.route !== undefined) text += `,"route":${JSON.stringify(line.route)}`;
+    text += `,"status":${line.status}`;
+    if (line.errorCode !== undefined) text += `,"error_code":${JSON.stringify(line.errorCode)}`;
+    text += `,"duration_ms":${line.durationMs}`;
+    if (line.principalId !== undefined) text += `,"principal_id":${JSON.stringify(line.principalId)}`;
+    stream.write(`${text},"msg":"request completed"}\n`);
+  };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { requestLineWriter } from './logger.js';
 
 /**
  * Headers every response carries (SPEC §1) and the one log line per request. The line names
@@ -18,21 +19,18 @@ export function registerResponseHeadersAndLog(
     done(null, payload);
   });
 
+  const writeLine = requestLineWriter(app.log);
   app.addHook('onResponse', (request, reply, done) => {
     recordMetrics(request, reply);
-    // The root logger, with the operation id given here: no per-request child logger is made.
-    app.log.info(
-      {
-        operation_id: request.id,
-        method: request.method,
-        route: request.is404 ? undefined : request.routeOptions.url,
-        status: reply.statusCode,
-        error_code: reply.errorCode,
-        duration_ms: Math.round(reply.elapsedTime * 100) / 100,
-        principal_id: request.principal?.id,
-      },
-      'request completed',
-    );
+    writeLine({
+      operationId: String(request.id),
+      method: request.method,
+      route: request.is404 ? undefined : request.routeOptions.url,
+      status: reply.statusCode,
+      errorCode: reply.errorCode,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100,
+      principalId: request.principal?.id,
+    });
     done();
   });
 }

@@ -10,6 +10,8 @@ import type Database from 'better-sqlite3';
 export class SqliteWriteQueue {
   private queue: Pending[] = [];
   private scheduled = false;
+  /** The WAL flush of the last batch, while it runs. */
+  private syncing: Promise<void> | undefined;
   private readonly begin: Database.Statement;
   private readonly commit: Database.Statement;
   private readonly rollback: Database.Statement;
@@ -40,14 +42,23 @@ export class SqliteWriteQueue {
       setImmediate(() => this.flush());
       return;
     }
+    // Writes arriving while the previous batch is being flushed could not be answered before the
+    // next flush anyway: let them gather, and commit them together when it is done.
+    if (this.syncing) {
+      void this.syncing.then(() => this.flush());
+      return;
+    }
     this.scheduled = false;
     const batch = this.queue;
     this.queue = [];
     const outcomes = this.runTogether(batch) ?? batch.map((pending) => this.runAlone(pending));
-    this.flushWal().then(
+    const syncing = (this.syncing = this.flushWal().then(
       () => outcomes.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.value) : batch[i]!.reject(outcome.error))),
       (error: unknown) => batch.forEach((pending) => pending.reject(error)),
-    );
+    ));
+    void syncing.finally(() => {
+      if (this.syncing === syncing) this.syncing = undefined;
+    });
   }
 
   /** All writes in one transaction; undefined when any failed (nothing of the batch is kept). */
