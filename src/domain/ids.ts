@@ -60,7 +60,8 @@ export function ksuidSeconds(ksuid: string): number {
  */
 export class KsuidGenerator {
   private lastSeconds = -1;
-  private readonly last = new Uint8Array(20);
+  /** The last KSUID as base62 digit indexes: adding one to it is adding one to the number. */
+  private readonly digits = new Uint8Array(KSUID_LENGTH);
 
   constructor(private readonly nowMs: () => number = Date.now) {}
 
@@ -70,29 +71,29 @@ export class KsuidGenerator {
     if (seconds > this.lastSeconds) {
       this.lastSeconds = seconds;
       const stamp = seconds - KSUID_EPOCH_SECONDS;
-      this.last[0] = (stamp >>> 24) & 0xff;
-      this.last[1] = (stamp >>> 16) & 0xff;
-      this.last[2] = (stamp >>> 8) & 0xff;
-      this.last[3] = stamp & 0xff;
-      this.last.set(randomBytes(16), 4);
-    } else {
-      // Same second (or the clock stepped back): keep the timestamp, bump the payload.
-      this.increment();
+      const bytes = new Uint8Array(20);
+      bytes[0] = (stamp >>> 24) & 0xff;
+      bytes[1] = (stamp >>> 16) & 0xff;
+      bytes[2] = (stamp >>> 8) & 0xff;
+      bytes[3] = stamp & 0xff;
+      bytes.set(randomBytes(16), 4);
+      const text = encodeBase62(bytes, KSUID_LENGTH);
+      for (let i = 0; i < KSUID_LENGTH; i++) this.digits[i] = BASE62.indexOf(text[i]!);
+      return { ksuid: text, seconds };
     }
-    return { ksuid: encodeBase62(this.last, KSUID_LENGTH), seconds: this.lastSeconds };
-  }
-
-  private increment(): void {
-    for (let i = 19; i >= 0; i--) {
-      const byte = this.last[i]!;
-      if (byte < 0xff) {
-        this.last[i] = byte + 1;
-        return;
+    // Same second (or the clock stepped back): the previous id plus one, so the order holds.
+    // Working on the base62 digits directly spares a full encoding per id. Carrying into the
+    // timestamp would take 2^128 ids in one second, and would still keep the order.
+    for (let i = KSUID_LENGTH - 1; i >= 0; i--) {
+      if (this.digits[i]! < 61) {
+        this.digits[i]!++;
+        break;
       }
-      this.last[i] = 0;
-      // Carrying into the timestamp is astronomically unlikely (2^128 ids in one second)
-      // and still keeps the order, so it needs no special case.
+      this.digits[i] = 0;
     }
+    let text = '';
+    for (let i = 0; i < KSUID_LENGTH; i++) text += BASE62[this.digits[i]!];
+    return { ksuid: text, seconds: this.lastSeconds };
   }
 }
 
