@@ -11,7 +11,7 @@ export function policyCommand(): Command {
     .option('--max-rules <n>', 'rules allowed (default: MAX_POLICY_RULES, else 25)')
     .action(async (file: string, options: { maxRules?: string }, command: Command) => {
       const maxRules = options.maxRules === undefined ? configFor(command).maxPolicyRules : Number(options.maxRules);
-      if (!Number.isInteger(maxRules) || maxRules < 1) throw new Error('--max-rules must be a whole number of at least 1.');
+      if (!Number.isInteger(maxRules) || maxRules < 1 || maxRules > 1000) throw new Error('--max-rules must be a whole number from 1 to 1000.');
       const source = file === '-' ? await readStdin() : await readFile(file, 'utf8');
       const { validatePolicy } = await import('../domain/policy/index.js');
       const result = validatePolicy(source, { maxRules });

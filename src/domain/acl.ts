@@ -87,19 +87,19 @@ function utf8Bytes(s: string): number {
 }
 
 /** Names the first character outside printable ASCII, or null when there is none. */
-function badCharacter(rule: string): string | null {
+function badCharacter(rule: string, noun: 'rule' | 'hostport' = 'rule'): string | null {
   for (let i = 0; i < rule.length; i++) {
     const c = rule.charCodeAt(i);
     if (c > 0x20 && c < 0x7f) continue;
     const position = i + 1;
     if (c === 0x20 || (c >= 0x09 && c <= 0x0d)) {
       const name = c === 0x20 ? 'a space' : c === 0x09 ? 'a tab' : 'a line break';
-      return `The rule contains ${name} at character ${position}; rules must not contain whitespace.`;
+      return `The ${noun} contains ${name} at character ${position}; ${noun}s must not contain whitespace.`;
     }
     if (c < 0x20 || c === 0x7f) {
-      return `The rule contains a control character at character ${position}; remove it.`;
+      return `The ${noun} contains a control character at character ${position}; remove it.`;
     }
-    return `The rule contains the non-ASCII character ${quote(String.fromCodePoint(rule.codePointAt(i) ?? c))} at character ${position}; rules allow only ASCII letters, digits and the punctuation of the grammar (write internationalized domains in their xn-- form).`;
+    return `The ${noun} contains the non-ASCII character ${quote(String.fromCodePoint(rule.codePointAt(i) ?? c))} at character ${position}; ${noun}s allow only ASCII letters, digits and the punctuation of the grammar (write internationalized domains in their xn-- form).`;
   }
   return null;
 }
@@ -380,9 +380,10 @@ export function aclPermitsBind(rules: readonly string[], bind: AclBind): boolean
  */
 export function hostportProblem(hostport: string): string | null {
   if (hostport === '') return 'The hostport is empty; write it as host:port, such as "app.example.com:443".';
-  const bad = badCharacter(hostport);
-  if (bad) return bad.replace('The rule', 'The hostport');
+  const bad = badCharacter(hostport, 'hostport');
+  if (bad) return bad;
   if (!hostport.includes(':')) return `The hostport ${quote(hostport)} has no port; write it as host:port, such as "app.example.com:443".`;
+  if (hostport.includes('*')) return `The hostport ${quote(hostport)} holds a "*"; a hostport names one host, such as "app.example.com:443".`;
   const parsed = parseAddress(hostport);
   return parsed.ok ? null : parsed.reason;
 }

@@ -69,7 +69,11 @@ function checkString(value: unknown, path: string): string {
   return value;
 }
 
-/** Lists in request bodies are lists of strings (ACL rules, hostports). */
+/**
+ * Lists in request bodies are lists of strings (ACL rules, hostports). Their elements are not
+ * held to checkString's text rules: both grammars admit only printable ASCII, so a NUL or an
+ * unpaired surrogate is an invalid rule (ERR_NGROK_600) or hostport, reported as such.
+ */
 function compileArray(schema: JsonSchema): Check {
   if (schema.items?.type !== 'string') throw new Error('Only lists of strings are supported in request schemas.');
   return (value, path) => {
@@ -79,7 +83,6 @@ function compileArray(schema: JsonSchema): Check {
       if (typeof element !== 'string') {
         throw errors.invalidField(path, `must be a list of strings, but element ${index + 1} is ${describe(element)}`);
       }
-      checkString(element, path);
     }
     return value as string[];
   };

@@ -276,6 +276,14 @@ describe('step 7: fields', () => {
     expectError(await t.call({ method: 'POST', url: '/credentials', body: '{"description":"\\ud800"}' }), 400, 'ERR_NGROK_215');
     expectError(await t.call({ method: 'POST', url: '/credentials', body: '{"metadata":"a\\u0000b"}' }), 400, 'ERR_NGROK_215');
   });
+
+  it('answers the same characters in an ACL rule as an invalid rule (600), and in a hostport with 215', async () => {
+    for (const rule of ['bind:a\\u0000.example.com', 'bind:\\ud800.example.com']) {
+      expectError(await t.call({ method: 'POST', url: '/credentials', body: `{"acl":["${rule}"]}` }), 400, 'ERR_NGROK_600');
+      const error = expectError(await t.call({ method: 'POST', url: '/edges/tls', body: `{"hostports":["${rule.slice(5)}:443"]}` }), 400, 'ERR_NGROK_215');
+      assert.equal((error.details as Record<string, string>).param, 'hostports');
+    }
+  });
 });
 
 describe('operational endpoints', () => {

@@ -119,6 +119,17 @@ describe('POST /edges/tls', () => {
       assert.equal((error.details as Record<string, string>).param, 'hostports');
     }
   });
+
+  it('explains a bad hostport in terms of hostports, not ACL rules', async () => {
+    for (const [hostport, expected] of [
+      [' a.example.com:1', /hostports must not contain whitespace/],
+      ['*.example.com:443', /hostport names one host/],
+    ] as const) {
+      const error = expectError(await t.call({ method: 'POST', url: '/edges/tls', body: { hostports: [hostport] } }), 400, 'ERR_NGROK_215');
+      assert.match(String(error.msg), expected);
+      assert.doesNotMatch(String(error.msg), /rule|bind:/);
+    }
+  });
 });
 
 describe('GET, PATCH, DELETE /edges/tls/{id}', () => {

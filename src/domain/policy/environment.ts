@@ -75,15 +75,58 @@ export function checkCel(expression: string): CelCheck {
   if (expression.trim() === '') return { ok: false, reason: 'it is empty.' };
   const env = tcpConnectEnvironment();
   let result: ReturnType<Environment['check']>;
+  let ast: unknown;
   try {
-    result = env.check(expression);
-  } catch {
+    const parsed = env.parse(expression);
+    ast = parsed.ast;
+    result = parsed.check();
+  } catch (error) {
+    // A syntax error is thrown by parse() where check() would have returned it.
+    if (isCelError(error)) result = { valid: false, error: error as NonNullable<ReturnType<Environment['check']>['error']> };
     // The limits keep the checker's recursion shallow; this is the backstop if one still overflows.
-    return { ok: false, reason: 'it is too complex to check; split it into several expressions.' };
+    else return { ok: false, reason: 'it is too complex to check; split it into several expressions.' };
   }
-  if (result.valid) return { ok: true, type: result.type ?? 'dyn' };
+  if (result.valid) {
+    const mismatch = mapKeyMismatch(ast);
+    return mismatch ? { ok: false, reason: mismatch } : { ok: true, type: result.type ?? 'dyn' };
+  }
   const error = result.error as { code?: string; summary?: string } | undefined;
   return { ok: false, reason: explain(error?.code, error?.summary ?? 'it could not be compiled') };
+}
+
+function isCelError(error: unknown): boolean {
+  return error instanceof Error && !(error instanceof RangeError) && 'code' in error;
+}
+
+interface CheckedNode {
+  op: string;
+  args: unknown;
+  checkedType?: { name: string; kind: string; keyType?: { name: string } };
+}
+
+/**
+ * cel-js checks the index type of lists and objects but not of maps: `metadata[1]` on a
+ * map(string, dyn) passes its checker, where standard CEL has no overload for it. Walks the
+ * checked tree for such an index and describes the first one found.
+ */
+function mapKeyMismatch(node: unknown): string | undefined {
+  if (Array.isArray(node)) {
+    for (const child of node) {
+      const found = mapKeyMismatch(child);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (node === null || typeof node !== 'object' || !('op' in node)) return undefined;
+  const { op, args } = node as CheckedNode;
+  if ((op === '[]' || op === '[?]') && Array.isArray(args)) {
+    const keyType = (args[0] as CheckedNode | undefined)?.checkedType?.keyType?.name;
+    const indexType = (args[1] as CheckedNode | undefined)?.checkedType?.name;
+    if (keyType && indexType && keyType !== 'dyn' && indexType !== 'dyn' && keyType !== indexType) {
+      return `a map with keys of type ${keyType} is indexed with a value of type ${describeCelType(indexType)}.`;
+    }
+  }
+  return mapKeyMismatch(args);
 }
 
 function explain(code: string | undefined, summary: string): string {

@@ -117,6 +117,7 @@ const cases: Case[] = [
   { name: 'deny with an empty config', doc: action('{type: deny, config: {}}') },
   { name: 'a rule name of exactly 255 bytes (multi-byte)', doc: `on_tcp_connect:\n  - name: "${'é'.repeat(127)}a"\n    actions: [{type: deny}]\n` },
   { name: 'an empty rule name', doc: 'on_tcp_connect:\n  - name: ""\n    actions: [{type: deny}]\n' },
+  { name: 'a map(string, dyn) indexed with a string', doc: expr("actions.ngrok.log.metadata['country'] == 'XX'") },
   {
     name: 'several expressions using every variable of the phase',
     doc: yaml`
@@ -312,6 +313,13 @@ const cases: Case[] = [
   { name: 'inCidrRange with a non-string argument', doc: expr("inCidrRange(conn.client_port, '10.0.0.0/8')"), code: 'ERR_NGROK_2200', msg: ['wrong types'] },
   { name: 'inCidrRanges with a string instead of a list', doc: expr("inCidrRanges(conn.client_ip, '10.0.0.0/8')"), code: 'ERR_NGROK_2200' },
   { name: 'an empty expression', doc: expr(''), code: 'ERR_NGROK_2200', msg: ['empty'] },
+  {
+    name: 'a map(string, dyn) indexed with an int',
+    doc: expr("actions.ngrok.log.metadata[1] == 'b'"),
+    code: 'ERR_NGROK_2200',
+    msg: ['keys of type string', 'type int'],
+  },
+  { name: 'a map literal indexed with a value of another type', doc: expr("{'a': 1}[conn.client_port] == 1"), code: 'ERR_NGROK_2200' },
   {
     name: 'the failing expression is located by rule and position',
     doc: 'on_tcp_connect:\n  - actions: [{type: deny}]\n  - name: second\n    expressions:\n      - "true"\n      - "res.status_code == 200"\n    actions: [{type: deny}]\n',
