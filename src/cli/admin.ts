@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import type { AccountService } from '../domain/accounts/service.js';
+import type { Account, ApiKey, Principal } from '../domain/accounts/types.js';
 import { print, printRows, withAccounts } from './context.js';
 
 /** accounts, users, bots and api-keys: create, list, revoke (and the admin flag). */
@@ -16,7 +17,7 @@ function accountsCommand(): Command {
     .option('--json', 'print JSON')
     .action(async (options: { name: string; json?: boolean }, command: Command) => {
       const account = await withAccounts(command, (service) => service.createAccount(options.name));
-      print(options.json ? JSON.stringify(account) : `Created account ${account.id} (${account.name}).`);
+      print(options.json ? JSON.stringify(accountRow(account)) : `Created account ${account.id} (${account.name}).`);
     });
   accounts
     .command('list')
@@ -24,7 +25,7 @@ function accountsCommand(): Command {
     .option('--json', 'print JSON lines')
     .action(async (options: { json?: boolean }, command: Command) => {
       const rows = await withAccounts(command, (service) => service.listAccounts());
-      printRows(rows.map((a) => ({ id: a.id, name: a.name, created_at: a.createdAt, revoked_at: a.revokedAt })), !!options.json);
+      printRows(rows.map(accountRow), !!options.json);
     });
   accounts
     .command('revoke <id>')
@@ -52,7 +53,7 @@ function principalCommand(kind: 'user' | 'bot'): Command {
       );
       print(
         options.json
-          ? JSON.stringify(principal)
+          ? JSON.stringify(principalRow(principal))
           : `Created ${kind} ${principal.id} (${principal.name})${principal.admin ? ' as an admin' : ''}.`,
       );
     });
@@ -63,12 +64,7 @@ function principalCommand(kind: 'user' | 'bot'): Command {
     .option('--json', 'print JSON lines')
     .action(async (options: { account?: string; json?: boolean }, command: Command) => {
       const rows = await withAccounts(command, (service) => service.listPrincipals(options.account));
-      printRows(
-        rows
-          .filter((p) => p.kind === kind)
-          .map((p) => ({ id: p.id, account_id: p.accountId, name: p.name, admin: p.admin, created_at: p.createdAt, revoked_at: p.revokedAt })),
-        !!options.json,
-      );
+      printRows(rows.filter((p) => p.kind === kind).map(principalRow), !!options.json);
     });
   group
     .command('set-admin <id>')
@@ -100,7 +96,7 @@ function apiKeysCommand(): Command {
     .option('--json', 'print JSON (includes the key)')
     .action(async (options: { owner: string; description: string; json?: boolean }, command: Command) => {
       const { key, secret } = await withAccounts(command, (service) => service.createApiKey(options.owner, options.description));
-      if (options.json) print(JSON.stringify({ ...key, key: secret }));
+      if (options.json) print(JSON.stringify({ ...apiKeyRow(key), key: secret }));
       else {
         process.stderr.write(`Created API key ${key.id} for ${key.ownerId}. It will not be shown again:\n`);
         print(secret);
@@ -113,17 +109,7 @@ function apiKeysCommand(): Command {
     .option('--json', 'print JSON lines')
     .action(async (options: { account?: string; json?: boolean }, command: Command) => {
       const rows = await withAccounts(command, (service) => service.listApiKeys(options.account));
-      printRows(
-        rows.map((k) => ({
-          id: k.id,
-          owner_id: k.ownerId,
-          prefix: k.displayPrefix,
-          description: k.description,
-          created_at: k.createdAt,
-          revoked_at: k.revokedAt,
-        })),
-        !!options.json,
-      );
+      printRows(rows.map(apiKeyRow), !!options.json);
     });
   keys
     .command('revoke <id>')
@@ -140,4 +126,25 @@ async function accountOrOnly(service: AccountService, account: string | undefine
   const active = (await service.listAccounts()).filter((a) => a.revokedAt === null);
   if (active.length !== 1) throw new Error(`There are ${active.length} active accounts; say which one with --account <id>.`);
   return active[0]!.id;
+}
+
+// One shape per resource for `create --json` and `list`, in the API's snake_case.
+function accountRow(a: Account) {
+  return { id: a.id, name: a.name, created_at: a.createdAt, revoked_at: a.revokedAt };
+}
+
+function principalRow(p: Principal) {
+  return { id: p.id, account_id: p.accountId, kind: p.kind, name: p.name, admin: p.admin, created_at: p.createdAt, revoked_at: p.revokedAt };
+}
+
+function apiKeyRow(k: ApiKey) {
+  return {
+    id: k.id,
+    account_id: k.accountId,
+    owner_id: k.ownerId,
+    prefix: k.displayPrefix,
+    description: k.description,
+    created_at: k.createdAt,
+    revoked_at: k.revokedAt,
+  };
 }

@@ -23,6 +23,7 @@ export function quote(value: string, max = 64): string {
 }
 
 export const NOT_FOUND_MESSAGE = 'Resource not found';
+const INTERNAL_MESSAGE = 'Internal server error';
 
 export const errors = {
   notFound: () => new ApiError(404, undefined, NOT_FOUND_MESSAGE),
@@ -169,9 +170,9 @@ export const errors = {
     ),
   policy: (code: string, message: string, param: string) => new ApiError(400, code, message, { param }),
 
-  unavailable: () =>
-    new ApiError(503, undefined, 'The service is temporarily unavailable. Try again in a few seconds.', {}, { 'Retry-After': '1' }),
-  internal: () => new ApiError(500, undefined, 'Internal server error'),
+  // SPEC §3: every 5xx body says only this; the status and Retry-After tell a client to retry.
+  unavailable: () => new ApiError(503, undefined, INTERNAL_MESSAGE, {}, { 'Retry-After': '1' }),
+  internal: () => new ApiError(500, undefined, INTERNAL_MESSAGE),
 };
 
 function unauthorized(code: string, message: string): ApiError {

@@ -24,20 +24,20 @@ const REVOCATION_BOUND_MS = 1500;
 
 interface PrincipalJson {
   id: string;
-  accountId: string;
+  account_id: string;
   kind: 'user' | 'bot';
   name: string;
   admin: boolean;
-  createdAt: string;
-  revokedAt: string | null;
+  created_at: string;
+  revoked_at: string | null;
 }
 
 interface ApiKeyJson {
   id: string;
-  accountId: string;
-  ownerId: string;
+  account_id: string;
+  owner_id: string;
   description: string;
-  displayPrefix: string;
+  prefix: string;
   key: string;
 }
 
@@ -152,7 +152,7 @@ describe('burrow CLI', { concurrency: true }, () => {
       assert.match(bot.id, /^bot_[0-9A-Za-z]{27}$/);
       assert.equal(bot.kind, 'bot');
       assert.equal(bot.admin, false);
-      assert.equal(bot.accountId, accountId, 'the only account is the default');
+      assert.equal(bot.account_id, accountId, 'the only account is the default');
       alice = JSON.parse(ok(aliceRun, 'users create --admin').stdout) as PrincipalJson;
       assert.match(alice.id, /^usr_[0-9A-Za-z]{27}$/);
       assert.equal(alice.kind, 'user');
@@ -167,7 +167,7 @@ describe('burrow CLI', { concurrency: true }, () => {
       botKeyA = JSON.parse(ok(jsonRun, 'api-keys create --json').stdout) as ApiKeyJson;
       assert.match(botKeyA.key, /^[0-9A-Za-z]{27}_[0-9A-Za-z]{21}$/);
       assert.equal(botKeyA.id, `ak_${botKeyA.key.slice(0, 27)}`);
-      assert.equal(botKeyA.ownerId, bot.id);
+      assert.equal(botKeyA.owner_id, bot.id);
       assert.equal(botKeyA.description, 'deploys');
       ok(plainRun, 'api-keys create');
       botKeyB = plainRun.stdout.trim();
@@ -262,7 +262,7 @@ describe('burrow CLI', { concurrency: true }, () => {
       assert.equal(other.name, 'tenant-b');
 
       const bob = JSON.parse(ok(await cli('users', 'create', '--name', 'bob', '--account', other.id, '--json'), 'users create').stdout) as PrincipalJson;
-      assert.equal(bob.accountId, other.id);
+      assert.equal(bob.account_id, other.id);
       const bobKey = (JSON.parse(ok(await cli('api-keys', 'create', '--owner', bob.id, '--json'), 'api-keys create').stdout) as ApiKeyJson).key;
       secrets.push(bobKey);
 
