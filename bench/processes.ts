@@ -138,7 +138,7 @@ export function burrowCommand(fromSource: boolean): BurrowCommand {
 }
 
 /** burrow's default, so the figures include the one log line per request a real deployment writes. */
-export const BURROW_LOG_LEVEL = 'info';
+export const BURROW_LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 
 export interface BurrowStart {
   name: string;

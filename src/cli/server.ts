@@ -9,7 +9,6 @@ export function serveCommand(): Command {
     // Loaded here so that admin commands do not pay for the whole HTTP stack at start.
     const { start } = await import('../server/start.js');
     const server = await start(config);
-    server.app.log.info({ address: server.address, database: server.store.dialect }, 'burrow is listening');
     const shutdown = (signal: string) => {
       server.app.log.info({ signal }, 'shutting down');
       server.stop().then(

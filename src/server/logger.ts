@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pino, { type Bindings, type Logger as PinoLogger } from 'pino';
 import type { LogLevel } from '../config.js';
+import { stdoutDestination } from './log-destination.js';
 
 export type Logger = PinoLogger;
 
@@ -18,9 +19,7 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { log: scrubSecrets },
     },
-    // Asynchronous writes: lines written while a write is in flight go out together, so a
-    // busy server does not make one write(2) per request. Flushed at exit.
-    destination ?? pino.destination({ dest: 1, sync: false }),
+    destination ?? stdoutDestination(),
   );
 }
 

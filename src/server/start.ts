@@ -32,6 +32,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
 
   const app = await buildApp({ config, store, logger });
   const address = await app.listen({ port: config.port, host: config.host });
+  logger.info({ address, database: store.dialect }, 'burrow is listening');
 
   let stopping: Promise<void> | undefined;
   const stop = () =>

@@ -37,3 +37,30 @@ describe('the request line', () => {
     assert.equal(lines.length, 2);
   });
 });
+
+describe('the turn-batched destination', () => {
+  it('writes the lines of one event-loop turn together, in order, and flushes on demand', async () => {
+    const { TurnBatchedDestination } = await import('../../src/server/log-destination.js');
+    const writes: string[] = [];
+    const destination = new TurnBatchedDestination({ write: (text: string) => void writes.push(text) });
+    const logger = createLogger('info', destination);
+    const write = (await import('../../src/server/logger.js')).requestLineWriter(logger);
+    logger.info('first');
+    write({ operationId: 'op_1', method: 'GET', route: undefined, status: 200, errorCode: undefined, durationMs: 1, principalId: undefined });
+    logger.warn('third');
+    assert.equal(writes.length, 0, 'nothing is written before the turn ends');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(writes.length, 1, 'one write for the whole turn');
+    assert.deepEqual(
+      writes[0]!.trimEnd().split('\n').map((line) => (JSON.parse(line) as { msg: string }).msg),
+      ['first', 'request completed', 'third'],
+    );
+
+    logger.info('fourth');
+    await new Promise<void>((resolve) => logger.flush(() => resolve()));
+    assert.equal(writes.length, 2, 'flush writes at once and then calls back');
+    assert.match(writes[1]!, /"fourth"/);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(writes.length, 2, 'nothing is written twice');
+  });
+});
