@@ -84,7 +84,7 @@ export async function runCompare(ctx: RunContext): Promise<ModeResult> {
     targets.push({
       name: `${name} req/s vs baseline`,
       goal: `≥ ${minimum}×`,
-      measured: `${fmt.ratio(ratios[name])} (CPU ratio ${fmt.ratio(cpuRatios[name]!)})`,
+      measured: `${fmt.preciseRatio(ratios[name])} (CPU ratio ${fmt.preciseRatio(cpuRatios[name]!)})`,
       met: ratios[name] >= minimum,
     });
   }

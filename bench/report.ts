@@ -60,6 +60,8 @@ export const fmt = {
   rate: (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—'),
   ms: (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '—'),
   ratio: (n: number) => (Number.isFinite(n) ? `${n.toFixed(2)}×` : '—'),
+  /** Three digits, so that a ratio just under a goal never prints as the goal itself. */
+  preciseRatio: (n: number) => (Number.isFinite(n) ? `${n.toFixed(3)}×` : '—'),
   pct: (n: number) => (Number.isFinite(n) ? `±${(n * 100).toFixed(0)}%` : '—'),
   mb: (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '—'),
 };
