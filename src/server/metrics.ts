@@ -28,7 +28,7 @@ export function registerMetrics(app: FastifyInstance, store: Store): (request: F
   const failures = new Counter('burrow_http_errors_total', 'Error answers by status and error_code ("none" where the answer has no code).');
   const queries = new Histogram(
     'burrow_db_query_duration_seconds',
-    'Database statement latency by dialect, statement kind and outcome (on SQLite, the execution itself, without waiting for its batch).',
+    'Database statement latency by dialect, statement kind and outcome (on SQLite: a read\'s execution; a write\'s time from queued to durable).',
     [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
   );
   const families = [requests, duration, failures, queries];

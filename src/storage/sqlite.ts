@@ -28,28 +28,44 @@ export function openSqlite(path: string): Store {
   const queries = new QueryObservers();
   const db = new Kysely<SchemaTables>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), log: queries.log });
 
+  // A read runs exactly once: timed where it runs, synchronously, since a promise per query
+  // only to observe it would cost more than the lookup.
+  const timedRead = <T>(kind: string, work: () => T): T => {
+    if (!queries.active) return work();
+    const started = performance.now();
+    try {
+      const value = work();
+      queries.notify(kind, performance.now() - started, false);
+      return value;
+    } catch (error) {
+      queries.notify(kind, performance.now() - started, true);
+      throw error;
+    }
+  };
+  // A write may run twice (its batch rolled back, then alone): observed once, when it settles,
+  // from the moment it was queued until it is durable.
+  const observedWrite = <T>(kind: string, work: () => T): Promise<T> => {
+    if (!queries.active) return writes.enqueue(work);
+    const started = performance.now();
+    return writes.enqueue(work).then(
+      (value) => (queries.notify(kind, performance.now() - started, false), value),
+      (error: unknown) => {
+        queries.notify(kind, performance.now() - started, true);
+        throw error;
+      },
+    );
+  };
+
   const prepare = <Row>(query: Compilable<Row>): PreparedQuery<Row> => {
     const template = compileTemplate(query);
     const statement = database.prepare(template.sql);
     // Each waits for the batch of its kind (sqlite-reads.ts, sqlite-writes.ts).
-    const queue = template.writes ? writes : reads;
-    // Timed where it runs, synchronously: a promise per query only to observe it would cost more.
-    const timed = <T>(work: () => T): T => {
-      if (!queries.active) return work();
-      const started = performance.now();
-      try {
-        const value = work();
-        queries.notify(template.kind, performance.now() - started, false);
-        return value;
-      } catch (error) {
-        queries.notify(template.kind, performance.now() - started, true);
-        throw error;
-      }
-    };
+    const execute = <T>(work: () => T): Promise<T> =>
+      template.writes ? observedWrite(template.kind, work) : reads.enqueue(() => timedRead(template.kind, work));
     return {
-      all: (values) => queue.enqueue(() => timed(() => statement.all(template.bind(values)) as Row[])),
-      first: (values) => queue.enqueue(() => timed(() => statement.get(template.bind(values)) as Row | undefined)),
-      run: (values) => queue.enqueue(() => timed(() => statement.run(template.bind(values)).changes)),
+      all: (values) => execute(() => statement.all(template.bind(values)) as Row[]),
+      first: (values) => execute(() => statement.get(template.bind(values)) as Row | undefined),
+      run: (values) => execute(() => statement.run(template.bind(values)).changes),
     };
   };
 

@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import { param } from '../../src/storage/prepared.js';
+import { openSqlite } from '../../src/storage/sqlite.js';
 import { SqliteReadQueue } from '../../src/storage/sqlite-reads.js';
 import { SqliteWriteQueue } from '../../src/storage/sqlite-writes.js';
 
@@ -72,5 +75,31 @@ describe('SQLite read batches', () => {
     assert.equal((miss as PromiseFulfilledResult<unknown>).value, undefined);
     assert.equal(broken.status, 'rejected');
     assert.equal(db.inTransaction, false, 'the read transaction is closed');
+  });
+});
+
+describe('SQLite statement metrics', () => {
+  it('observe each write once, even when its batch is rolled back and it runs again alone', async () => {
+    const store = openSqlite(join(dir, 'observed.db'));
+    try {
+      await store.db.schema.createTable('t').addColumn('v', 'text', (c) => c.notNull().unique()).execute();
+      const seen: { kind: string; failed: boolean }[] = [];
+      store.observeQueries((kind, _ms, failed) => seen.push({ kind, failed }));
+      // A table of the test's own, outside the app's schema types.
+      const db = store.db as unknown as Kysely<{ t: { v: string } }>;
+      const insert = store.prepare<unknown>(db.insertInto('t').values({ v: param('v') }));
+      const select = store.prepare<{ v: string }>(db.selectFrom('t').select('v').where('v', '=', param('v')));
+      const outcomes = await Promise.allSettled(['a', 'b', 'a'].map((v) => insert.run({ v })));
+      assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'rejected']);
+      assert.deepEqual((await select.first({ v: 'b' }))?.v, 'b');
+      assert.deepEqual(seen, [
+        { kind: 'insert', failed: false },
+        { kind: 'insert', failed: false },
+        { kind: 'insert', failed: true },
+        { kind: 'select', failed: false },
+      ]);
+    } finally {
+      await store.close();
+    }
   });
 });
