@@ -87,7 +87,7 @@ function utf8Bytes(s: string): number {
 }
 
 /** Names the first character outside printable ASCII, or null when there is none. */
-function badCharacter(rule: string, noun: 'rule' | 'hostport' = 'rule'): string | null {
+function badCharacter(rule: string, noun: 'rule' | 'hostport' | 'hostname' = 'rule'): string | null {
   for (let i = 0; i < rule.length; i++) {
     const c = rule.charCodeAt(i);
     if (c > 0x20 && c < 0x7f) continue;
@@ -372,6 +372,25 @@ export function aclPermitsBind(rules: readonly string[], bind: AclBind): boolean
     }
   }
   return requested;
+}
+
+/**
+ * Checks the hostname of a tunnel bind with the same `domain` production an ACL rule uses
+ * (TUNNELS.md §3): printable ASCII, two labels or more, an all-numeric host only as IPv4.
+ * Returns why it fails, or null.
+ */
+export function bindHostnameProblem(hostname: string): string | null {
+  if (hostname === '') return 'The hostname is empty.';
+  const bad = badCharacter(hostname, 'hostname');
+  if (bad) return bad;
+  if (hostname.includes('*')) return `The hostname ${quote(hostname)} holds a "*"; a bind names one host.`;
+  if (hostname.includes(':')) return `The hostname ${quote(hostname)} holds a ":"; give the name without a port.`;
+  return isNumericHost(hostname) ? ipv4Problem(hostname) : domainProblem(hostname);
+}
+
+/** Whether an ACL permits every bind: empty, or holding `*` or `bind:*` (SPEC 5.3). */
+export function aclIsUnrestricted(rules: readonly string[]): boolean {
+  return rules.length === 0 || rules.some((rule) => rule === '*' || rule === 'bind:*');
 }
 
 /**

@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /**
  * Table shapes as Kysely sees them. Booleans are stored as 0/1 integers and JSON lists as text
  * on both dialects, so rows read the same from SQLite and PostgreSQL.
@@ -68,6 +70,74 @@ export interface BootstrapTable {
   created_at: string;
 }
 
+export interface InstancesTable {
+  id: string;
+  started_at: string;
+  last_seen_at: number | string;
+}
+
+export interface TunnelSessionsTable {
+  id: string;
+  account_id: string;
+  credential_id: string;
+  instance_id: string;
+  ip: string;
+  metadata: string;
+  os: string;
+  agent_version: string;
+  region: string;
+  started_at: string;
+  stop_unsupported: string | null;
+  restart_unsupported: string | null;
+  update_unsupported: string | null;
+}
+
+export interface TunnelsTable {
+  id: string;
+  account_id: string;
+  session_id: string;
+  instance_id: string;
+  proto: string;
+  public_url: string | null;
+  /** JSON object, or null when the tunnel is not labeled. */
+  labels: string | null;
+  forwards_to: string;
+  metadata: string;
+  endpoint_id: string | null;
+  started_at: string;
+}
+
+export interface EndpointsTable {
+  id: string;
+  account_id: string;
+  instance_id: string;
+  url: string;
+  proto: string;
+  host: string;
+  port: number;
+  session_id: string;
+  principal_id: string;
+  traffic_policy: string;
+  pooling_enabled: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TunnelClaimsTable {
+  key: string;
+  account_id: string;
+  instance_id: string;
+  claimed_at: string;
+}
+
+export interface SessionCommandsTable {
+  id: Generated<number>;
+  instance_id: string;
+  session_id: string;
+  command: string;
+  created_at: number | string;
+}
+
 export interface SchemaTables {
   accounts: AccountsTable;
   principals: PrincipalsTable;
@@ -76,4 +146,10 @@ export interface SchemaTables {
   tls_edges: TlsEdgesTable;
   rate_limit_counts: RateLimitCountsTable;
   bootstrap: BootstrapTable;
+  instances: InstancesTable;
+  tunnel_sessions: TunnelSessionsTable;
+  tunnels: TunnelsTable;
+  endpoints: EndpointsTable;
+  tunnel_claims: TunnelClaimsTable;
+  session_commands: SessionCommandsTable;
 }

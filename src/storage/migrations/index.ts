@@ -3,6 +3,7 @@ import type { Dialect } from '../db.js';
 import { initial } from './001_initial.js';
 import { tlsEdges } from './002_tls_edges.js';
 import { rateLimitCounts } from './003_rate_limit_counts.js';
+import { tunnels } from './004_tunnels.js';
 
 /** Every migration in order. Names are permanent: they are recorded in kysely_migration. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -10,5 +11,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '001_initial': initial(dialect),
     '002_tls_edges': tlsEdges(dialect),
     '003_rate_limit_counts': rateLimitCounts(dialect),
+    '004_tunnels': tunnels(dialect),
   };
 }

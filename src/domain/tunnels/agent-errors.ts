@@ -1,0 +1,79 @@
+/**
+ * The errors an agent is shown (AGENT-PROTOCOL.md §7): a numbered code and the reference
+ * service's message. The protocol layer formats them as "<message>\n\nERR_NGROK_<n>"; the
+ * texts follow ngrok's published error pages, with the placeholders filled in.
+ */
+export class AgentRefusal extends Error {
+  constructor(
+    /** The number of ERR_NGROK_<n>. */
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AgentRefusal';
+  }
+
+  get errorCode(): string {
+    return `ERR_NGROK_${this.code}`;
+  }
+}
+
+/** At most the first 8 characters of a token ever appear in a message (TUNNELS.md §2). */
+function tokenPrefix(token: string): string {
+  return token.slice(0, Math.min(8, Math.floor(token.length / 2)));
+}
+
+export const agentErrors = {
+  malformedToken: (token: string) =>
+    new AgentRefusal(105, `The authtoken you specified does not look like a proper ngrok authtoken.\nYour authtoken: ${tokenPrefix(token)}…`),
+  invalidToken: (token: string) =>
+    new AgentRefusal(107, `The authtoken you specified is properly formed, but it is invalid.\nYour authtoken: ${tokenPrefix(token)}…`),
+  tooManySessions: (max: number) => new AgentRefusal(108, `Your account is limited to ${max} simultaneous ngrok agent sessions.`),
+  badAuthPayload: (why: string) =>
+    new AgentRefusal(109, `The authentication payload you specified is not valid.\n${why}`),
+  badBindPayload: (why: string) => new AgentRefusal(301, `The bind payload you specified is not valid.\n${why}`),
+  addressNotReserved: (address: string, accountId: string, region: string) =>
+    new AgentRefusal(
+      307,
+      `You must reserve an address for your account before it can be used.\nFailed to create the address ${address} for the account ${accountId} in region ${region}.\n(Hint: burrow serves TCP addresses on its EDGE_PUBLIC_HOST, ports of EDGE_TCP_PORTS.)`,
+    ),
+  addressNotPermitted: (credentialId: string, address: string) =>
+    new AgentRefusal(308, `The credential ACL policy does not permit binding this address.\nCredential ID: ${credentialId}\nAddress: ${address}`),
+  addressTaken: (address: string, accountId: string) =>
+    new AgentRefusal(
+      309,
+      `This address is reserved for another account.\nFailed to create an endpoint with the address ${address} for the account ${accountId}.`,
+    ),
+  nameNotPermitted: (credentialId: string, name: string) =>
+    new AgentRefusal(316, `The credential ACL policy does not permit binding this name.\nCredential ID: ${credentialId}\nName: ${name}`),
+  domainTaken: (domain: string, accountId: string) =>
+    new AgentRefusal(
+      320,
+      `This domain is reserved for another account.\nFailed to create an endpoint with the domain ${domain} for the account ${accountId}.`,
+    ),
+  tooManyEndpoints: (max: number) =>
+    new AgentRefusal(324, `Your account may not run more than ${max} endpoints over a single ngrok agent session.`),
+  invalidDomain: (domain: string, why: string) =>
+    new AgentRefusal(326, `${why}\nFailed to create an endpoint with the domain ${JSON.stringify(domain.slice(0, 253))}.`),
+  alreadyOnline: (url: string) =>
+    new AgentRefusal(
+      334,
+      `The endpoint ${url} is already online. Either\n1. stop your existing endpoint first, or\n2. start both endpoints with \`--pooling-enabled\` to load balance between them.`,
+    ),
+  randomAddressNotPermitted: (credentialId: string) =>
+    new AgentRefusal(356, `The credential ACL policy does not permit binding random TCP addresses.\nCredential ID: ${credentialId}`),
+  labelNotPermitted: (credentialId: string, label: string) =>
+    new AgentRefusal(399, `The credential ACL policy does not permit binding this label.\nCredential ID: ${credentialId}\nLabel: ${label}`),
+  noFreeAddress: () =>
+    new AgentRefusal(307, 'No TCP address is free: every port of EDGE_TCP_PORTS is in use.'),
+  unservedOption: (option: string, proto: string) =>
+    new AgentRefusal(
+      301,
+      `The bind payload you specified is not valid.\nThe endpoint option ${option} is not served by this burrow server for ${proto} endpoints; remove it from the agent's configuration.`,
+    ),
+  invalidPolicyPhase: (phase: string, proto: string) =>
+    new AgentRefusal(2230, `Invalid Traffic Policy phase ${phase} for protocol ${proto}.`),
+  credentialRevoked: (credentialId: string) =>
+    new AgentRefusal(300, `The authtoken credential ${credentialId} has been revoked\nand is no longer valid.`),
+  shuttingDown: () => new AgentRefusal(109, 'This burrow server is shutting down; reconnect to another one.'),
+} as const;

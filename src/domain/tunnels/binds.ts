@@ -1,0 +1,118 @@
+import { aclIsUnrestricted, aclPermitsBind, bindHostnameProblem } from '../acl.js';
+import { randomBase36 } from './names.js';
+import { agentErrors } from './agent-errors.js';
+
+/** How the public side is reached: what a bind may ask for and how its URL is written. */
+export interface EdgeSettings {
+  /** Base of generated names and of `Subdomain` binds, lower-case. */
+  readonly edgeDomain: string;
+  /** The host of every `tcp://` URL, and the only host a TCP `Addr` may name. */
+  readonly publicHost: string;
+  readonly tcpPorts: readonly PortRange[];
+  readonly region: string;
+  /** Ports written in URLs; undefined when that listener is off. */
+  readonly httpPort: number | undefined;
+  readonly tlsPort: number | undefined;
+}
+
+export interface PortRange {
+  readonly first: number;
+  readonly last: number;
+}
+
+export type HostnameProto = 'http' | 'https' | 'tls';
+export type BindProto = HostnameProto | 'tcp';
+
+/** What an agent's Bind asks for, read from its `Proto` and `Opts`. */
+export interface BindAsk {
+  readonly proto: BindProto;
+  readonly hostname?: string | undefined;
+  readonly domain?: string | undefined;
+  readonly subdomain?: string | undefined;
+  readonly addr?: string | undefined;
+}
+
+export interface BindingCredential {
+  readonly id: string;
+  readonly accountId: string;
+  readonly acl: readonly string[];
+}
+
+/** A bind's public target, once it is known to be well-formed and permitted. */
+export type BindTarget =
+  | { readonly kind: 'hostname'; readonly proto: HostnameProto; readonly hostname: string }
+  /** `port` undefined: any free port of EDGE_TCP_PORTS. */
+  | { readonly kind: 'tcp'; readonly port: number | undefined };
+
+const GENERATED_NAME_LENGTH = 12;
+
+/**
+ * Decides a bind's target and checks it against the credential's ACL (TUNNELS.md §3), with the
+ * same ACL code that validates rules. Throws the AgentRefusal the agent must see.
+ */
+export function resolveBindTarget(ask: BindAsk, credential: BindingCredential, edge: EdgeSettings): BindTarget {
+  if (ask.proto === 'tcp') return resolveTcp(ask, credential, edge);
+  const hostname = requestedHostname(ask, edge);
+  if (!aclPermitsBind(credential.acl, { domain: hostname })) throw agentErrors.nameNotPermitted(credential.id, hostname);
+  return { kind: 'hostname', proto: ask.proto, hostname };
+}
+
+function requestedHostname(ask: BindAsk, edge: EdgeSettings): string {
+  const named = nonEmpty(ask.hostname) ?? nonEmpty(ask.domain);
+  const subdomain = nonEmpty(ask.subdomain);
+  const hostname =
+    named ?? (subdomain !== undefined ? `${subdomain}.${edge.edgeDomain}` : `${randomBase36(GENERATED_NAME_LENGTH)}.${edge.edgeDomain}`);
+  const problem = bindHostnameProblem(hostname);
+  if (problem) throw agentErrors.invalidDomain(hostname, problem);
+  return hostname.toLowerCase();
+}
+
+function resolveTcp(ask: BindAsk, credential: BindingCredential, edge: EdgeSettings): BindTarget {
+  const addr = nonEmpty(ask.addr);
+  if (addr === undefined) {
+    if (!aclIsUnrestricted(credential.acl)) throw agentErrors.randomAddressNotPermitted(credential.id);
+    return { kind: 'tcp', port: undefined };
+  }
+  const colon = addr.lastIndexOf(':');
+  const host = colon === -1 ? addr : addr.slice(0, colon);
+  const portText = colon === -1 ? '' : addr.slice(colon + 1);
+  const port = /^[1-9][0-9]{0,4}$/.test(portText) ? Number(portText) : NaN;
+  // The address must be one burrow serves before the ACL is asked about it (decision: 307 first).
+  if (host.toLowerCase() !== edge.publicHost || !inRanges(port, edge.tcpPorts)) {
+    throw agentErrors.addressNotReserved(addr.slice(0, 300), credential.accountId, edge.region);
+  }
+  const address = `${edge.publicHost}:${port}`;
+  if (!aclPermitsBind(credential.acl, { address })) throw agentErrors.addressNotPermitted(credential.id, address);
+  return { kind: 'tcp', port };
+}
+
+/** Every label of a labeled tunnel must be permitted (ERR_NGROK_399 names the first that is not). */
+export function checkLabels(labels: Readonly<Record<string, string>>, credential: BindingCredential): void {
+  const entries = Object.entries(labels);
+  if (entries.length === 0) throw agentErrors.badBindPayload('A labeled tunnel needs at least one label.');
+  for (const [key, value] of entries) {
+    if (typeof value !== 'string' || !aclPermitsBind(credential.acl, { labels: { [key]: value } })) {
+      throw agentErrors.labelNotPermitted(credential.id, `${key}=${String(value)}`);
+    }
+  }
+}
+
+export function inRanges(port: number, ranges: readonly PortRange[]): boolean {
+  return Number.isInteger(port) && ranges.some((range) => port >= range.first && port <= range.last);
+}
+
+/** The public URL of a bound target: the scheme's default port is left out (TUNNELS.md §1). */
+export function publicUrl(proto: BindProto, host: string, port: number | undefined): string {
+  const scheme = proto;
+  const defaultPort = proto === 'http' ? 80 : proto === 'tcp' ? undefined : 443;
+  return port === undefined || port === defaultPort ? `${scheme}://${host}` : `${scheme}://${host}:${port}`;
+}
+
+/** The claim that keeps a name or port to one account, across instances. */
+export function claimKey(target: { kind: 'hostname'; hostname: string } | { kind: 'tcp'; port: number }): string {
+  return target.kind === 'hostname' ? `host:${target.hostname}` : `tcp:${target.port}`;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}

@@ -1,0 +1,67 @@
+import type { Page, PageOf } from '../paging.js';
+import type { BindProto } from './binds.js';
+
+/** An agent session (TUNNELS.md §2), as stored so that every instance's API can list it. */
+export interface TunnelSession {
+  readonly id: string;
+  readonly accountId: string;
+  readonly credentialId: string;
+  readonly instanceId: string;
+  readonly ip: string;
+  readonly metadata: string;
+  readonly os: string;
+  readonly agentVersion: string;
+  readonly region: string;
+  readonly startedAt: string;
+  /**
+   * The agent's `…UnsupportedError` texts from Auth: `''` supported, other text the agent's
+   * reason, null an agent too old to say (unsupported).
+   */
+  readonly stopUnsupported: string | null;
+  readonly restartUnsupported: string | null;
+  readonly updateUnsupported: string | null;
+}
+
+/** One bind or labeled tunnel of a session. */
+export interface Tunnel {
+  readonly id: string;
+  readonly accountId: string;
+  readonly sessionId: string;
+  readonly instanceId: string;
+  /** Empty for a labeled tunnel. */
+  readonly proto: BindProto | '';
+  readonly publicUrl: string | null;
+  readonly labels: Readonly<Record<string, string>> | null;
+  readonly forwardsTo: string;
+  readonly metadata: string;
+  readonly startedAt: string;
+  readonly endpointId: string | null;
+}
+
+/** One public URL being served; pooled tunnels share it. */
+export interface Endpoint {
+  readonly id: string;
+  readonly accountId: string;
+  readonly instanceId: string;
+  readonly url: string;
+  readonly proto: BindProto;
+  readonly host: string;
+  readonly port: number;
+  readonly sessionId: string;
+  readonly principalId: string;
+  readonly trafficPolicy: string;
+  readonly poolingEnabled: boolean;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+export type SessionCommand = 'stop' | 'restart' | 'update';
+
+/** What the REST API reads; the data plane writes through `LiveObjectStore`. */
+export interface LiveObjectReader {
+  getSession(accountId: string, id: string): Promise<TunnelSession | undefined>;
+  listSessions(accountId: string, page: Page): Promise<PageOf<TunnelSession>>;
+  listTunnels(accountId: string, page: Page): Promise<PageOf<Tunnel>>;
+  getEndpoint(accountId: string, id: string): Promise<Endpoint | undefined>;
+  listEndpoints(accountId: string, page: Page): Promise<PageOf<Endpoint>>;
+}
