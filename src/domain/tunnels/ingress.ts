@@ -1,0 +1,157 @@
+import { isWellFormedSecret, secretKsuid, secretMatchesHash } from '../secrets.js';
+import { newId } from '../ids.js';
+import { validatePolicy } from '../policy/index.js';
+import { agentErrors, AgentRefusal } from './agent-errors.js';
+import { claimKey, publicUrl, resolveBindTarget, checkLabels, type BindAsk, type BindTarget, type EdgeSettings } from './binds.js';
+import type { Endpoint, Tunnel, TunnelSession } from './types.js';
+
+/** A credential as the agent ingress needs it: what it may bind, and how to check its token. */
+export interface AgentCredential {
+  readonly id: string;
+  readonly accountId: string;
+  readonly ownerId: string;
+  readonly acl: readonly string[];
+  readonly tokenHash: string;
+}
+
+/** Storage the agent ingress writes through (implemented in storage/, one statement each). */
+export interface IngressRepository {
+  /** A credential of a live (unrevoked) account, or undefined. */
+  findCredential(id: string): Promise<AgentCredential | undefined>;
+  countSessions(accountId: string): Promise<number>;
+  insertSession(session: TunnelSession): Promise<void>;
+  /** Removes a session with its tunnels, its endpoints and this instance's claims no tunnel still uses. */
+  deleteSession(id: string): Promise<void>;
+  /** Claims `key` for the account on this instance; returns the account that holds it. */
+  claim(key: string, accountId: string, instanceId: string, claimedAt: string): Promise<string>;
+  release(key: string, accountId: string, instanceId: string): Promise<void>;
+  /** Inserts the endpoint unless its URL is taken; returns false when it is. */
+  insertEndpoint(endpoint: Endpoint): Promise<boolean>;
+  deleteEndpoint(id: string): Promise<void>;
+  insertTunnel(tunnel: Tunnel): Promise<void>;
+  deleteTunnel(id: string): Promise<void>;
+}
+
+export interface IngressLimits {
+  /** 0 = no limit. */
+  readonly maxSessionsPerAccount: number;
+  readonly maxEndpointsPerSession: number;
+  readonly maxPolicyRules: number;
+}
+
+/** What the agent says about itself in Auth, already read case-insensitively. */
+export interface AgentHello {
+  readonly token: string;
+  readonly ip: string;
+  readonly os: string;
+  readonly agentVersion: string;
+  readonly metadata: string;
+  readonly stopUnsupported: string | null;
+  readonly restartUnsupported: string | null;
+  readonly updateUnsupported: string | null;
+  /** The session id asked for on a reconnect, if it is one of ours and free. */
+  readonly resumeId: string | undefined;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+/** Options of a bind that decide who may connect, validated at bind time. */
+export interface BindPolicyOptions {
+  /** A policy document (JSON or YAML) sent with the bind, or undefined. */
+  readonly trafficPolicy: string | undefined;
+  /** Options set in the bind that burrow does not serve (refused by name). */
+  readonly unservedOptions: readonly string[];
+}
+
+/** The decisions of TUNNELS.md §2–§3, over the repository; the protocol layer stays thin. */
+export class AgentIngress {
+  constructor(
+    private readonly repository: IngressRepository,
+    private readonly edge: EdgeSettings,
+    private readonly limits: IngressLimits,
+    private readonly instanceId: string,
+    private readonly clock: Clock = { now: () => new Date() },
+  ) {}
+
+  /** Checks the token (105 / 107) and the session limit (108), then records the session. */
+  async authenticate(hello: AgentHello): Promise<{ session: TunnelSession; credential: AgentCredential }> {
+    const token = hello.token;
+    if (!isWellFormedSecret(token)) throw agentErrors.malformedToken(token);
+    const credential = await this.repository.findCredential(`cr_${secretKsuid(token)}`);
+    if (!credential || !secretMatchesHash(token, credential.tokenHash)) throw agentErrors.invalidToken(token);
+    const max = this.limits.maxSessionsPerAccount;
+    if (max > 0 && (await this.repository.countSessions(credential.accountId)) >= max) throw agentErrors.tooManySessions(max);
+    const { id, createdAt } = newId('ts');
+    const session: TunnelSession = {
+      id: hello.resumeId ?? id,
+      accountId: credential.accountId,
+      credentialId: credential.id,
+      instanceId: this.instanceId,
+      ip: hello.ip,
+      metadata: hello.metadata,
+      os: hello.os,
+      agentVersion: hello.agentVersion,
+      region: this.edge.region,
+      startedAt: createdAt,
+      stopUnsupported: hello.stopUnsupported,
+      restartUnsupported: hello.restartUnsupported,
+      updateUnsupported: hello.updateUnsupported,
+    };
+    await this.repository.insertSession(session);
+    return { session, credential };
+  }
+
+  endSession(sessionId: string): Promise<void> {
+    return this.repository.deleteSession(sessionId);
+  }
+
+  /**
+   * Resolves and checks a bind's target (ACL, options, policy). Claims and endpoints are made
+   * by `claimTarget` / `openEndpoint`, which need the instance's live view of its pools.
+   */
+  checkBind(ask: BindAsk, credential: AgentCredential, options: BindPolicyOptions): BindTarget {
+    const [unserved] = options.unservedOptions;
+    if (unserved !== undefined) throw agentErrors.unservedOption(unserved, ask.proto);
+    const target = resolveBindTarget(ask, credential, this.edge);
+    this.checkPolicy(options.trafficPolicy, ask.proto);
+    return target;
+  }
+
+  checkLabels(labels: Readonly<Record<string, string>>, credential: AgentCredential): void {
+    checkLabels(labels, credential);
+  }
+
+  private checkPolicy(document: string | undefined, proto: string): void {
+    if (document === undefined) return;
+    const result = validatePolicy(document, { maxRules: this.limits.maxPolicyRules });
+    if (result.ok) return;
+    const code = Number(result.error.code.replace('ERR_NGROK_', ''));
+    if (code === 2230) throw agentErrors.invalidPolicyPhase(phaseNamed(result.error.message), proto);
+    throw new AgentRefusal(code, result.error.message);
+  }
+
+  /** Claims a name or port for the account (320 / 309 when another account holds it). */
+  async claim(target: { kind: 'hostname'; hostname: string } | { kind: 'tcp'; port: number }, accountId: string): Promise<void> {
+    const key = claimKey(target);
+    const holder = await this.repository.claim(key, accountId, this.instanceId, this.clock.now().toISOString());
+    if (holder === accountId) return;
+    if (target.kind === 'hostname') throw agentErrors.domainTaken(target.hostname, accountId);
+    throw agentErrors.addressTaken(`${this.edge.publicHost}:${target.port}`, accountId);
+  }
+
+  release(target: { kind: 'hostname'; hostname: string } | { kind: 'tcp'; port: number }, accountId: string): Promise<void> {
+    return this.repository.release(claimKey(target), accountId, this.instanceId);
+  }
+
+  /** The URL a bound target is served at. */
+  urlOf(target: { kind: 'hostname'; proto: 'http' | 'https' | 'tls'; hostname: string } | { kind: 'tcp'; port: number }): string {
+    if (target.kind === 'tcp') return publicUrl('tcp', this.edge.publicHost, target.port);
+    return publicUrl(target.proto, target.hostname, target.proto === 'http' ? this.edge.httpPort : this.edge.tlsPort);
+  }
+}
+
+function phaseNamed(message: string): string {
+  return /on_http_re(?:quest|sponse)/.exec(message)?.[0] ?? 'on_http_request';
+}

@@ -1,0 +1,85 @@
+import type { BindProto } from '../domain/tunnels/binds.js';
+
+/** What the public side needs to reach one tunnel: its agent connection and how to proxy to it. */
+export interface LiveTunnel {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly accountId: string;
+  /** Empty for a labeled tunnel. */
+  readonly proto: BindProto | '';
+  readonly url: string | null;
+  readonly labels: Readonly<Record<string, string>> | null;
+  /** PROXY protocol version the agent asked for (0 = none). */
+  readonly proxyProto: 0 | 1 | 2;
+}
+
+/** The tunnels serving one public URL; more than one only when every bind asked for pooling. */
+export class EndpointPool {
+  readonly tunnels: LiveTunnel[] = [];
+  private next = 0;
+
+  constructor(
+    readonly url: string,
+    readonly endpointId: string,
+    readonly poolingEnabled: boolean,
+  ) {}
+
+  /** Round-robin over the pool's tunnels; undefined when it is empty. */
+  pick(): LiveTunnel | undefined {
+    if (this.tunnels.length === 0) return undefined;
+    this.next = (this.next + 1) % this.tunnels.length;
+    return this.tunnels[this.next];
+  }
+
+  remove(tunnelId: string): void {
+    const index = this.tunnels.findIndex((tunnel) => tunnel.id === tunnelId);
+    if (index !== -1) this.tunnels.splice(index, 1);
+  }
+}
+
+/**
+ * This instance's routing table: which pool serves a URL, and which labeled tunnels are live.
+ * Only this instance's agents appear here; the database holds every instance's for the API.
+ */
+export class TunnelRegistry {
+  private readonly pools = new Map<string, EndpointPool>();
+  private readonly labeled = new Map<string, LiveTunnel>();
+
+  pool(url: string): EndpointPool | undefined {
+    return this.pools.get(url);
+  }
+
+  addPool(pool: EndpointPool): void {
+    this.pools.set(pool.url, pool);
+  }
+
+  /** Removes a tunnel; returns its pool when that was the last tunnel in it (now removed too). */
+  removeFromPool(url: string, tunnelId: string): EndpointPool | undefined {
+    const pool = this.pools.get(url);
+    if (!pool) return undefined;
+    pool.remove(tunnelId);
+    if (pool.tunnels.length > 0) return undefined;
+    this.pools.delete(url);
+    return pool;
+  }
+
+  addLabeled(tunnel: LiveTunnel): void {
+    this.labeled.set(tunnel.id, tunnel);
+  }
+
+  removeLabeled(tunnelId: string): void {
+    this.labeled.delete(tunnelId);
+  }
+
+  /** Labeled tunnels of an account whose labels include every one of `labels`. */
+  labeledMatching(accountId: string, labels: Readonly<Record<string, string>>): LiveTunnel[] {
+    const wanted = Object.entries(labels);
+    return [...this.labeled.values()].filter(
+      (tunnel) => tunnel.accountId === accountId && wanted.every(([key, value]) => tunnel.labels?.[key] === value),
+    );
+  }
+
+  get poolCount(): number {
+    return this.pools.size;
+  }
+}
