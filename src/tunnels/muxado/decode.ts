@@ -14,7 +14,7 @@ export interface FrameSink {
   onDataEnd(): void;
   onRst(streamId: number, code: number): void;
   onWndInc(streamId: number, increment: number): void;
-  /** Terminal: the decoder stops itself before calling this and parses nothing after it. */
+  /** Terminal: the decoder stops itself before calling this and parses nothing after it (unless `continueAfterGoAway`). */
   onGoAway(lastStreamId: number, code: number, debug: Buffer): void;
   /** Malformed input. The decoder has stopped; `code` is the GOAWAY code to answer with. */
   onError(code: number, message: string): void;
@@ -25,6 +25,11 @@ export interface DecoderOptions {
   maxFrameSize?: number;
   /** Skip frames of a type above 3 instead of reporting a protocol error (muxado-go's behaviour). Default false. */
   ignoreUnknownTypes?: boolean;
+  /**
+   * Trust a GOAWAY's length and keep decoding after it (for test peers and tools looking at what a
+   * session sends). Default false: a GOAWAY is terminal and its length is not trusted.
+   */
+  continueAfterGoAway?: boolean;
 }
 
 /** At most this much of a GOAWAY's debug text is read; the frame is terminal anyway. */
@@ -41,6 +46,7 @@ export class FrameDecoder {
   private readonly sink: FrameSink;
   private readonly maxFrameSize: number;
   private readonly ignoreUnknownTypes: boolean;
+  private readonly continueAfterGoAway: boolean;
   private stopped = false;
   private state = State.Header;
   /** Partial header (only used when a header straddles chunks). */
@@ -59,6 +65,7 @@ export class FrameDecoder {
     this.sink = sink;
     this.maxFrameSize = Math.min(options.maxFrameSize ?? MAX_PAYLOAD, MAX_PAYLOAD);
     this.ignoreUnknownTypes = options.ignoreUnknownTypes ?? false;
+    this.continueAfterGoAway = options.continueAfterGoAway ?? false;
   }
 
   get isStopped(): boolean {
@@ -164,6 +171,11 @@ export class FrameDecoder {
         this.beginControl(type, streamId, 4);
         return;
       case FrameType.GoAway:
+        if (this.continueAfterGoAway) {
+          if (length < 8 || length > this.maxFrameSize) return this.fail(ErrorCode.FrameSize, `GOAWAY frame of length ${length}`);
+          this.beginControl(type, streamId, length);
+          return;
+        }
         // The length may lie (RS counts only the debug text): read max(8, length) bytes, which
         // both families always send, capped, and stop there.
         this.beginControl(type, streamId, Math.min(Math.max(8, length), 8 + MAX_GOAWAY_DEBUG));
@@ -198,7 +210,7 @@ export class FrameDecoder {
         this.sink.onWndInc(this.ctlStreamId, b.readUInt32BE(o) & STREAM_ID_MASK);
         return;
       default: {
-        this.stopped = true;
+        if (!this.continueAfterGoAway) this.stopped = true;
         const debug = Buffer.from(b.subarray(o + 8, o + n));
         if (this.ctlBuf.length > 8) this.ctlBuf = Buffer.allocUnsafe(8);
         this.sink.onGoAway(b.readUInt32BE(o) & STREAM_ID_MASK, b.readUInt32BE(o + 4), debug);
