@@ -51,6 +51,8 @@ export class MuxadoStream extends Duplex {
   private pendingCb: ((error?: Error | null) => void) | null = null;
   private stage: Buffer | null = null;
   private stageLen = 0;
+  /** _read() found nothing to push: Node will not call it again until we push, so the next payload must be pushed, not staged. */
+  private wantRead = false;
 
   /** @internal Streams are made by {@link MuxadoSession.open} and the session's 'stream' event. */
   constructor(host: StreamHost, id: number, remote: boolean, windowSize: number) {
@@ -142,11 +144,12 @@ export class MuxadoStream extends Duplex {
 
   override _read(): void {
     if (this.stageLen > 0) this.flushStage();
+    else this.wantRead = true;
   }
 
   /** A piece of a DATA payload from the peer. @internal */
   receive(part: Buffer): void {
-    if (part.length < SMALL_PAYLOAD && (this.stageLen > 0 || this.readableLength > 0)) {
+    if (part.length < SMALL_PAYLOAD && !this.wantRead && (this.stageLen > 0 || this.readableLength > 0)) {
       // the reader lags: coalesce small payloads (copy) instead of queueing one Buffer each
       let stage = this.stage;
       if (stage !== null && this.stageLen + part.length > stage.length) {
@@ -159,12 +162,14 @@ export class MuxadoStream extends Duplex {
       return;
     }
     if (this.stageLen > 0) this.flushStage();
+    this.wantRead = false;
     this.push(part);
   }
 
   /** The peer's FIN. @internal */
   receiveFin(): void {
     if (this.stageLen > 0) this.flushStage();
+    this.wantRead = false;
     this.push(null);
   }
 
@@ -173,6 +178,7 @@ export class MuxadoStream extends Duplex {
     const n = this.stageLen;
     this.stage = null;
     this.stageLen = 0;
+    this.wantRead = false;
     this.push(stage.subarray(0, n));
   }
 

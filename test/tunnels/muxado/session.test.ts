@@ -657,6 +657,31 @@ describe('muxado session: robustness', () => {
     peer.session.close();
   });
 
+  it('small frames to a reader doing partial paused-mode reads are all delivered (ping-pong, no stall)', async () => {
+    const peer = new RawPeer({}, 'server');
+    let stream: MuxadoStream | undefined;
+    const got: Buffer[] = [];
+    peer.session.on('stream', (s) => {
+      stream = quiet(s);
+      s.on('readable', () => {
+        let c: Buffer | null;
+        while ((c = s.read(3) as Buffer | null) !== null) got.push(c);
+      });
+    });
+    const total = () => got.reduce((n, b) => n + b.length, 0);
+    peer.send(encodeData(3, Flag.Syn, Buffer.from('abcd')));
+    let expected = 3; // read(3) leaves 1 byte until more comes
+    await until(() => total() === expected, 1000, 'first read');
+    for (let i = 0; i < 50; i++) {
+      peer.send(encodeData(3, 0, Buffer.from('wxyz')));
+      expected = Math.floor((4 + 4 * (i + 1)) / 3) * 3;
+      await until(() => total() === expected, 1000, `round ${i}`);
+    }
+    peer.send(encodeData(3, Flag.Fin));
+    await until(() => stream!.readableEnded || total() === 4 + 200, 1000, 'end');
+    peer.session.close();
+  });
+
   it('sends a GOAWAY on an RST-provoking flood when the peer does not read', async () => {
     const peer = new RawPeer({}, 'server');
     peer.transport.pause(); // the peer never reads what we send
