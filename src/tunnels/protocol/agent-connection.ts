@@ -215,6 +215,7 @@ export class AgentConnection extends EventEmitter {
 
   private closeWith(reason: CloseReason, code: number = MuxErrorCode.None, debug = 'no error'): void {
     if (this.closeReason !== null) return;
+    this.finish(reason); // first, so the session's own 'close' does not report 'transport'
     if (!this.session.closed) {
       try {
         if (reason !== 'agent-goaway') this.session.goAway(code, debug);
@@ -222,7 +223,6 @@ export class AgentConnection extends EventEmitter {
         this.session.close();
       }
     }
-    this.finish(reason);
   }
 
   private finish(reason: CloseReason, err?: Error): void {

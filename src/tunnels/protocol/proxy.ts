@@ -23,6 +23,9 @@ export function encodeProxyPreamble(header: ProxyHeader): Buffer {
  */
 export function openProxyStream(session: StreamSession, header: ProxyHeader): ProtocolStream {
   const stream = session.open();
+  // A reset or a dead session must never crash the process; the caller's own 'error'
+  // listeners (pipeline etc.) still see every error.
+  stream.on('error', () => {});
   stream.write(encodeProxyPreamble(header));
   return stream;
 }

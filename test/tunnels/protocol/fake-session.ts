@@ -93,6 +93,7 @@ export class FakeSession extends EventEmitter implements StreamSession {
       if (remote && !this.peer.closed) this.peer.emit('stream', remote);
     });
     remote = new FakeStream(id, this.peer, null);
+    remote.on('error', () => {}); // resets reach the accepting side as errors; tests inspect receivedReset
     local.peer = remote;
     remote.peer = local;
     this.track(local);
