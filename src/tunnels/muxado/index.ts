@@ -1,0 +1,25 @@
+/** muxado stream multiplexer (server and client side), independent of the agent protocol above it. */
+export {
+  DEFAULT_WINDOW,
+  ErrorCode,
+  type ErrorCodeValue,
+  errorCodeName,
+  Flag,
+  type Frame,
+  type FrameHeader,
+  FrameType,
+  HEADER_SIZE,
+  MAX_PAYLOAD,
+  MuxadoError,
+  STREAM_ID_MASK,
+  encodeData,
+  encodeGoAway,
+  encodeHeader,
+  encodeRst,
+  encodeWndInc,
+  readHeader,
+  writeHeader,
+} from './frame.js';
+export { FrameCollector, FrameDecoder, type DecoderOptions, type FrameSink, type ParseResult, parseFrames } from './decode.js';
+export { MuxadoSession, type MuxadoOptions } from './session.js';
+export { MuxadoStream } from './stream.js';

@@ -1,0 +1,444 @@
+/**
+ * One agent connection: reads the type of every agent-opened stream, echoes heartbeats,
+ * decodes RPC requests and hands them to the caller's handlers, writes the replies; enforces
+ * the session rules of TUNNELS.md §2 (Auth first, auth deadline); offers proxy streams and
+ * server → agent commands. Knows nothing of the database or of burrow's domain.
+ */
+import { EventEmitter } from 'node:events';
+import { AgentError, AgentErrors } from './errors.js';
+import { sendCommand, sendStopTunnel, type CommandKind, type CommandOptions, type CommandOutcome } from './commands.js';
+import { Heartbeater, echoHeartbeats, type HeartbeatFailure } from './heartbeat.js';
+import {
+  MessageDecodeError,
+  decodeAuth,
+  decodeBind,
+  decodePatchTunnelState,
+  decodeSrvInfo,
+  decodeStartTunnelWithLabel,
+  decodeUnbind,
+  encodeAuthResp,
+  encodeBindResp,
+  encodePatchTunnelStateResp,
+  encodeSrvInfoResp,
+  encodeStartTunnelWithLabelResp,
+  encodeUnbindResp,
+  errorReply,
+  type AuthRequest,
+  type AuthResponse,
+  type BindRequest,
+  type BindResponse,
+  type JsonObject,
+  type PatchTunnelStateRequest,
+  type ProxyHeader,
+  type SrvInfoRequest,
+  type SrvInfoResponse,
+  type StartTunnelWithLabelRequest,
+  type StartTunnelWithLabelResponse,
+  type UnbindRequest,
+  type UpdateCommand,
+} from './messages.js';
+import { openProxyStream } from './proxy.js';
+import { MuxErrorCode, type ProtocolStream, type StreamSession } from './stream-session.js';
+import { StreamReadError, StreamReader } from './stream-reader.js';
+import { AGENT_RPC_TYPES, StreamType, streamTypeName } from './stream-types.js';
+
+/** Protocol versions served, in the server's preference order. */
+export const SUPPORTED_VERSIONS = ['3', '2'] as const;
+export type ProtocolVersion = (typeof SUPPORTED_VERSIONS)[number];
+
+/**
+ * "3" when offered, else "2" when offered, else null (AGENT-PROTOCOL.md §8). The only
+ * difference between them is StopTunnel, which the server prefers to have.
+ */
+export function negotiateVersion(offered: readonly string[]): ProtocolVersion | null {
+  for (const v of SUPPORTED_VERSIONS) if (offered.includes(v)) return v;
+  return null;
+}
+
+export interface AuthContext {
+  /** The version negotiated for this session (written into AuthResp). */
+  version: ProtocolVersion;
+  connection: AgentConnection;
+}
+
+/**
+ * What the caller supplies. Each handler returns the typed response or throws `AgentError`
+ * (→ `{"Error": "<message>\n\nERR_NGROK_<n>"}`); any other throw is answered with a generic
+ * error (no internals leak to the agent) and reported on `'handlerError'`.
+ */
+export interface AgentHandlers {
+  auth(req: AuthRequest, ctx: AuthContext): Promise<AuthResponse>;
+  bind(req: BindRequest, conn: AgentConnection): Promise<BindResponse>;
+  /** Must accept repeats and unknown ids (the npm SDK unbinds twice). */
+  unbind(req: UnbindRequest, conn: AgentConnection): Promise<void>;
+  startTunnelWithLabel(req: StartTunnelWithLabelRequest, conn: AgentConnection): Promise<StartTunnelWithLabelResponse>;
+  /** Default: `{Region: options.region ?? ""}`. */
+  srvInfo?(req: SrvInfoRequest, conn: AgentConnection): Promise<SrvInfoResponse>;
+  /** Default: refused with an error naming the message. */
+  patchTunnelState?(req: PatchTunnelStateRequest, conn: AgentConnection): Promise<void>;
+}
+
+export interface AgentConnectionOptions {
+  handlers: AgentHandlers;
+  /** Close the connection when no Auth succeeded by then. Default 10 000 ms. */
+  authTimeoutMs?: number;
+  /** Time for the 4 type bytes of an agent-opened stream. Default 10 000 ms. */
+  streamTypeTimeoutMs?: number;
+  /** Time for a whole RPC request body. Default 10 000 ms. */
+  rpcReadTimeoutMs?: number;
+  /** Largest RPC request body. Default 1 MiB. */
+  maxRpcBytes?: number;
+  /** Server heartbeat, started after a successful Auth; `false` = none. Defaults 10 s / 20 s. */
+  heartbeat?: { intervalMs?: number; toleranceMs?: number } | false;
+  /** Default reply timeout of commands. Default 5 000 ms. */
+  commandTimeoutMs?: number;
+  /** After a failed Auth, how long the agent has to read the reply before the close. Default 1 000 ms. */
+  authErrorLingerMs?: number;
+  /** Region for the default SrvInfo answer. */
+  region?: string;
+}
+
+export type CloseReason =
+  | 'auth-timeout' // no successful Auth within authTimeoutMs
+  | 'unauthenticated-stream' // a stream other than Auth/heartbeat before Auth succeeded
+  | 'auth-failed' // Auth answered with an error
+  | 'heartbeat-timeout' // the agent stopped echoing (or echoed wrong bytes)
+  | 'agent-goaway' // the agent sent GOAWAY
+  | 'transport' // the session closed under us
+  | 'server'; // goAwayAndClose() by the caller
+
+/** Details of a per-stream failure, for logs (never carries the request body). */
+export interface StreamErrorInfo {
+  streamId: number;
+  type: number | null;
+  typeName: string;
+  kind: string;
+  message: string;
+}
+
+/**
+ * Events: `'authenticated'` (version), `'close'` (reason: CloseReason, err?: Error) once,
+ * `'heartbeat'` (latencyMs), `'streamError'` (StreamErrorInfo) for refused/aborted streams and
+ * malformed requests, `'handlerError'` (err, typeName) for non-AgentError throws.
+ */
+export class AgentConnection extends EventEmitter {
+  readonly session: StreamSession;
+  private readonly opts: AgentConnectionOptions;
+  private readonly maxRpcBytes: number;
+  private readonly rpcReadTimeoutMs: number;
+  private readonly streamTypeTimeoutMs: number;
+  private authTimer: NodeJS.Timeout | undefined;
+  private heartbeater: Heartbeater | null = null;
+  private authState: 'none' | 'pending' | 'done' = 'none';
+  private closeReason: CloseReason | null = null;
+  private proxyOpen = 0;
+  /** The negotiated protocol version, once authenticated. */
+  version: ProtocolVersion | null = null;
+  /** The decoded Auth request, once authenticated. */
+  auth: AuthRequest | null = null;
+
+  constructor(session: StreamSession, opts: AgentConnectionOptions) {
+    super();
+    this.session = session;
+    this.opts = opts;
+    this.maxRpcBytes = opts.maxRpcBytes ?? 1024 * 1024;
+    this.rpcReadTimeoutMs = opts.rpcReadTimeoutMs ?? 10_000;
+    this.streamTypeTimeoutMs = opts.streamTypeTimeoutMs ?? 10_000;
+    session.on('stream', (s: ProtocolStream) => void this.onStream(s));
+    session.once('close', (err?: Error) => this.finish('transport', err));
+    session.once('goaway', () => this.closeWith('agent-goaway'));
+    this.authTimer = setTimeout(() => {
+      if (this.authState !== 'done') this.closeWith('auth-timeout', MuxErrorCode.Protocol, 'authentication timeout');
+    }, opts.authTimeoutMs ?? 10_000);
+    if (session.closed) this.finish('transport');
+  }
+
+  get authenticated(): boolean {
+    return this.authState === 'done';
+  }
+
+  get closed(): boolean {
+    return this.closeReason !== null;
+  }
+
+  /** Proxy streams opened by `openProxy` and not yet closed. */
+  get proxyStreamsOpen(): number {
+    return this.proxyOpen;
+  }
+
+  /** Round-trip time of the last answered server heartbeat, ms. */
+  get latencyMs(): number | null {
+    return this.heartbeater?.lastLatencyMs ?? null;
+  }
+
+  /**
+   * Whether the agent declared support for a command in its Auth: `{supported:true}` for "",
+   * else `{supported:false, reason}` with the agent's text, or null when it sent none (too old).
+   */
+  commandSupport(kind: CommandKind): { supported: true } | { supported: false; reason: string | null } {
+    const e = this.auth?.extra;
+    const v = !e ? null : kind === 'stop' ? e.stopUnsupportedError : kind === 'restart' ? e.restartUnsupportedError : e.updateUnsupportedError;
+    return v === '' ? { supported: true } : { supported: false, reason: v };
+  }
+
+  /** Opens a proxy stream (preamble written in one write); raw connection bytes follow. */
+  openProxy(header: ProxyHeader): ProtocolStream {
+    if (!this.authenticated || this.closed) throw new Error('agent connection is not authenticated or is closed');
+    const s = openProxyStream(this.session, header);
+    this.proxyOpen++;
+    s.once('close', () => this.proxyOpen--);
+    return s;
+  }
+
+  /** Restart / Stop / Update. Checking `commandSupport` first is the caller's business. */
+  sendCommand(kind: CommandKind, update?: UpdateCommand, opts?: CommandOptions): Promise<CommandOutcome> {
+    if (!this.authenticated || this.closed) return Promise.reject(new Error('agent connection is not authenticated or is closed'));
+    return sendCommand(this.session, kind, update, { timeoutMs: this.opts.commandTimeoutMs, ...opts });
+  }
+
+  /**
+   * StopTunnel (protocol "3" only: a "2" GO agent would take type 9 for a proxy stream).
+   * Throws when the session negotiated "2": the caller closes the session instead.
+   */
+  stopTunnel(id: string, message: string, errorCode: number | string, opts?: CommandOptions): Promise<CommandOutcome> {
+    if (this.version !== '3') return Promise.reject(new Error('StopTunnel needs protocol version 3'));
+    if (this.closed) return Promise.reject(new Error('agent connection is closed'));
+    return sendStopTunnel(this.session, { id, message, errorCode }, { timeoutMs: this.opts.commandTimeoutMs, ...opts });
+  }
+
+  /** GOAWAY (code 0, "no error") then close: both agent families reconnect. */
+  goAwayAndClose(debug = 'no error'): void {
+    this.closeWith('server', MuxErrorCode.None, debug);
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private closeWith(reason: CloseReason, code: number = MuxErrorCode.None, debug = 'no error'): void {
+    if (this.closeReason !== null) return;
+    this.finish(reason); // first, so the session's own 'close' does not report 'transport'
+    if (!this.session.closed) {
+      try {
+        if (reason !== 'agent-goaway') this.session.goAway(code, debug);
+      } finally {
+        this.session.close();
+      }
+    }
+  }
+
+  private finish(reason: CloseReason, err?: Error): void {
+    if (this.closeReason !== null) return;
+    this.closeReason = reason;
+    clearTimeout(this.authTimer);
+    this.heartbeater?.stop();
+    this.emit('close', reason, err);
+  }
+
+  private streamError(s: ProtocolStream, type: number | null, kind: string, message: string): void {
+    const info: StreamErrorInfo = {
+      streamId: s.id,
+      type,
+      typeName: type === null ? 'untyped' : streamTypeName(type),
+      kind,
+      message,
+    };
+    this.emit('streamError', info);
+  }
+
+  private async onStream(s: ProtocolStream): Promise<void> {
+    s.on('error', () => {});
+    if (this.closed) {
+      s.reset(MuxErrorCode.StreamRefused);
+      return;
+    }
+    const reader = new StreamReader(s);
+    let type: number;
+    try {
+      const b = await reader.readExact(4, Date.now() + this.streamTypeTimeoutMs);
+      if (b === null) {
+        // Opened and closed without a type: nothing to answer.
+        if (!s.destroyed && !s.writableEnded) s.end();
+        return;
+      }
+      type = b.readUInt32BE(0);
+    } catch (err) {
+      const kind = err instanceof StreamReadError ? err.kind : 'closed';
+      this.streamError(s, null, kind, (err as Error).message);
+      if (!s.destroyed) s.reset(MuxErrorCode.StreamCancelled);
+      return;
+    }
+    if (this.closed) {
+      s.reset(MuxErrorCode.StreamRefused);
+      return;
+    }
+    if (type === StreamType.Heartbeat) {
+      await echoHeartbeats(s, reader);
+      return;
+    }
+    if (this.authState !== 'done' && type !== StreamType.Auth) {
+      // TUNNELS.md §2: anything but Auth and heartbeats first closes the connection.
+      this.streamError(s, type, 'unauthenticated', `${streamTypeName(type)} stream before a successful Auth`);
+      s.reset(MuxErrorCode.Protocol);
+      this.closeWith('unauthenticated-stream', MuxErrorCode.Protocol, 'authentication required');
+      return;
+    }
+    if (!AGENT_RPC_TYPES.has(type)) {
+      // Proxy/commands are server-opened; anything else is unknown: refuse the stream, keep
+      // the session (RS's own muxado refuses a stream it will not serve with StreamRefused).
+      this.streamError(s, type, 'refused', `stream type ${streamTypeName(type)} is not accepted from an agent`);
+      s.reset(MuxErrorCode.StreamRefused);
+      return;
+    }
+    await this.serveRpc(s, reader, type);
+  }
+
+  private async serveRpc(s: ProtocolStream, reader: StreamReader, type: number): Promise<void> {
+    const name = streamTypeName(type);
+    let value: unknown;
+    try {
+      ({ value } = await reader.readJson({ maxBytes: this.maxRpcBytes, timeoutMs: this.rpcReadTimeoutMs }));
+    } catch (err) {
+      const e = err instanceof StreamReadError ? err : new StreamReadError('closed', String(err));
+      this.streamError(s, type, e.kind, e.message);
+      if (e.kind === 'closed') return;
+      const text = `invalid ${name} request: ${e.message}`;
+      const agentErr = type === StreamType.Auth ? AgentErrors.invalidAuthPayload(text) : new AgentError(0, text);
+      // oversize / timeout: the agent may still be writing (both agents write the whole request
+      // before reading), so answer (for one that did finish) and then RST so its write fails
+      // at once instead of stalling on flow control. Other cases: it has finished writing.
+      const abortCode = e.kind === 'oversize' ? MuxErrorCode.FrameSize : e.kind === 'timeout' ? MuxErrorCode.StreamCancelled : null;
+      this.reply(s, reader, errorReply(type, agentErr.format()), abortCode);
+      if (type === StreamType.Auth && this.authState === 'none') this.failAuthAfterReply(s);
+      return;
+    }
+
+    let answer: JsonObject;
+    let authFailed = false;
+    let req: { id?: string; proto?: string; opts?: JsonObject } | undefined;
+    try {
+      switch (type) {
+        case StreamType.Auth:
+          answer = await this.serveAuth(value);
+          break;
+        case StreamType.Bind: {
+          const r = decodeBind(value);
+          req = { id: r.id, proto: r.proto, opts: r.opts };
+          answer = encodeBindResp(await this.opts.handlers.bind(r, this));
+          break;
+        }
+        case StreamType.Unbind:
+          await this.opts.handlers.unbind(decodeUnbind(value), this);
+          answer = encodeUnbindResp();
+          break;
+        case StreamType.StartTunnelWithLabel:
+          answer = encodeStartTunnelWithLabelResp(
+            await this.opts.handlers.startTunnelWithLabel(decodeStartTunnelWithLabel(value), this),
+          );
+          break;
+        case StreamType.SrvInfo: {
+          const r = decodeSrvInfo(value);
+          const h = this.opts.handlers.srvInfo;
+          answer = encodeSrvInfoResp(h ? await h.call(this.opts.handlers, r, this) : { region: this.opts.region ?? '' });
+          break;
+        }
+        default: {
+          // PatchTunnelState
+          const r = decodePatchTunnelState(value);
+          const h = this.opts.handlers.patchTunnelState;
+          if (!h) throw AgentErrors.unsupportedMessage('PatchTunnelState', this.version ?? '');
+          await h.call(this.opts.handlers, r, this);
+          answer = encodePatchTunnelStateResp();
+        }
+      }
+    } catch (err) {
+      let agentErr: AgentError;
+      if (err instanceof AgentError) agentErr = err;
+      else if (err instanceof MessageDecodeError) {
+        this.streamError(s, type, 'decode', err.message);
+        const text = `invalid ${name} request: ${err.message}`;
+        agentErr = type === StreamType.Auth ? AgentErrors.invalidAuthPayload(text) : new AgentError(0, text);
+      } else {
+        this.emit('handlerError', err, name);
+        agentErr = new AgentError(0, `internal server error while handling ${name}`);
+      }
+      if (type === StreamType.Auth && err !== SECOND_AUTH) authFailed = true;
+      answer = errorReply(type, agentErr.format(), req);
+    }
+    this.reply(s, reader, answer, null);
+    if (authFailed) this.failAuthAfterReply(s);
+  }
+
+  private async serveAuth(value: unknown): Promise<JsonObject> {
+    if (this.authState !== 'none') throw SECOND_AUTH;
+    this.authState = 'pending';
+    const r = decodeAuth(value);
+    const version = negotiateVersion(r.versions);
+    if (version === null) throw AgentErrors.unsupportedVersion(r.versions, SUPPORTED_VERSIONS);
+    const resp = await this.opts.handlers.auth(r, { version, connection: this });
+    if (this.closed) throw new AgentError(0, 'connection closed during authentication');
+    this.authState = 'done';
+    this.version = version;
+    this.auth = r;
+    clearTimeout(this.authTimer);
+    this.startHeartbeat();
+    this.emit('authenticated', version);
+    return encodeAuthResp(version, resp);
+  }
+
+  private startHeartbeat(): void {
+    const hb = this.opts.heartbeat;
+    if (hb === false) return;
+    this.heartbeater = new Heartbeater(this.session, {
+      intervalMs: hb?.intervalMs,
+      toleranceMs: hb?.toleranceMs,
+      onLatency: (ms) => this.emit('heartbeat', ms),
+      onTimeout: (why: HeartbeatFailure) => this.closeWith('heartbeat-timeout', MuxErrorCode.None, `heartbeat ${why}`),
+    });
+    this.heartbeater.start();
+  }
+
+  /**
+   * Writes the reply and FIN. Afterwards: with `abortCode`, RST once the reply is flushed;
+   * else drain what the agent still sends until its FIN, and RST a stream left open after
+   * the read timeout or flooded with more than 64 KiB.
+   */
+  private reply(s: ProtocolStream, reader: StreamReader, body: JsonObject, abortCode: number | null): void {
+    if (s.destroyed) return;
+    s.end(Buffer.from(JSON.stringify(body), 'utf8'));
+    if (abortCode !== null) {
+      let done = false;
+      const rst = (): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(t);
+        if (!s.destroyed) s.reset(abortCode);
+      };
+      const t = setTimeout(rst, 1_000);
+      s.once('finish', rst);
+      return;
+    }
+    void reader
+      .drain(64 * 1024, Date.now() + this.rpcReadTimeoutMs)
+      .then((ended) => ended, () => false)
+      .then((ended) => {
+        if (!ended && !s.destroyed) s.reset(MuxErrorCode.StreamCancelled);
+      });
+  }
+
+  /** A failed Auth closes the connection once the agent had the time to read the reply. */
+  private failAuthAfterReply(s: ProtocolStream): void {
+    this.authState = 'none';
+    let done = false;
+    const close = (): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(t);
+      this.closeWith('auth-failed', MuxErrorCode.None, 'authentication failed');
+    };
+    const t = setTimeout(close, this.opts.authErrorLingerMs ?? 1_000);
+    s.once('end', close);
+    s.once('close', close);
+  }
+}
+
+/** Thrown inside serveRpc for a second Auth: answered with an error, the session stays. */
+const SECOND_AUTH = new AgentError(0, 'this session is already authenticated');

@@ -1,0 +1,150 @@
+/**
+ * Heartbeats (AGENT-PROTOCOL.md §4): the opener of a heartbeat stream (type 0xFFFFFFFF) writes
+ * 4 random bytes, the other side echoes them, repeat. burrow echoes the agent's stream and runs
+ * its own heartbeat towards the agent (the only way to reap RS sessions whose `close()` leaves
+ * TLS open).
+ */
+import { randomBytes } from 'node:crypto';
+import { MuxErrorCode, type ProtocolStream, type StreamSession } from './stream-session.js';
+import { StreamReader, StreamReadError } from './stream-reader.js';
+import { StreamType, encodeStreamType } from './stream-types.js';
+
+const BEAT = 4;
+
+/** Writes `buf`, waiting for 'drain' when the stream asks for it. */
+async function writeAwaitingDrain(stream: ProtocolStream, buf: Buffer): Promise<void> {
+  if (stream.write(buf)) return;
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
+}
+
+/**
+ * Echoes an agent-opened heartbeat stream (its type already read by `reader`): reads 4 bytes,
+ * writes the same 4, until the agent half-closes (then FIN back) or the stream dies.
+ */
+export async function echoHeartbeats(stream: ProtocolStream, reader: StreamReader = new StreamReader(stream)): Promise<void> {
+  try {
+    for (;;) {
+      const beat = await reader.readExact(BEAT);
+      if (beat === null) break;
+      if (stream.destroyed) return;
+      await writeAwaitingDrain(stream, Buffer.from(beat));
+    }
+  } catch (err) {
+    if (err instanceof StreamReadError && err.kind === 'eof') {
+      // Half-closed in the middle of a beat: nothing to echo; close our side too.
+    } else {
+      return;
+    }
+  }
+  if (!stream.destroyed && !stream.writableEnded) stream.end();
+}
+
+export type HeartbeatFailure = 'timeout' | 'mismatch' | 'closed';
+
+export interface HeartbeaterOptions {
+  /** Time between the sends of two beats. Default 10 000 ms. */
+  intervalMs?: number;
+  /**
+   * Time the agent has to echo a beat. Default 20 000 ms, so an agent is given up
+   * `interval + tolerance` = 30 s after its last answer (TUNNELS.md §2).
+   */
+  toleranceMs?: number;
+  /** Called once when the agent stops answering (or answers wrongly, or the stream dies). */
+  onTimeout: (reason: HeartbeatFailure) => void;
+  /** Called with each round-trip time. */
+  onLatency?: (ms: number) => void;
+  /** Source of the 4 bytes of each beat (tests). */
+  random?: () => Buffer;
+}
+
+/** Server-side heartbeat: one stream to the agent, one beat outstanding at a time. */
+export class Heartbeater {
+  private readonly intervalMs: number;
+  private readonly toleranceMs: number;
+  private readonly random: () => Buffer;
+  private stream: ProtocolStream | null = null;
+  private outstanding: Buffer | null = null;
+  private sentAt = 0;
+  private deadline: NodeJS.Timeout | undefined;
+  private next: NodeJS.Timeout | undefined;
+  private stopped = false;
+  /** Round-trip time of the last answered beat, ms. */
+  lastLatencyMs: number | null = null;
+  /** Beats answered so far. */
+  answered = 0;
+
+  constructor(
+    private readonly session: StreamSession,
+    private readonly opts: HeartbeaterOptions,
+  ) {
+    this.intervalMs = opts.intervalMs ?? 10_000;
+    this.toleranceMs = opts.toleranceMs ?? 20_000;
+    this.random = opts.random ?? (() => randomBytes(BEAT));
+  }
+
+  /** Opens the stream and sends the first beat at once (as RS does). */
+  start(): void {
+    if (this.stream || this.stopped) return;
+    const stream = this.session.open();
+    this.stream = stream;
+    stream.on('error', () => {});
+    const reader = new StreamReader(stream);
+    this.send(encodeStreamType(StreamType.Heartbeat));
+    void this.readLoop(reader);
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearTimeout(this.deadline);
+    clearTimeout(this.next);
+    const s = this.stream;
+    if (s && !s.destroyed) {
+      s.end();
+      s.reset(MuxErrorCode.StreamCancelled);
+    }
+  }
+
+  private send(prefix?: Buffer): void {
+    if (this.stopped || !this.stream) return;
+    const beat = this.random();
+    this.outstanding = Buffer.from(beat.subarray(0, BEAT));
+    this.sentAt = performance.now();
+    this.stream.write(prefix ? Buffer.concat([prefix, this.outstanding]) : this.outstanding);
+    this.deadline = setTimeout(() => this.fail('timeout'), this.toleranceMs);
+  }
+
+  private async readLoop(reader: StreamReader): Promise<void> {
+    try {
+      for (;;) {
+        const echo = await reader.readExact(BEAT);
+        if (this.stopped) return;
+        if (echo === null) return this.fail('closed');
+        if (this.outstanding === null || !echo.equals(this.outstanding)) return this.fail('mismatch');
+        clearTimeout(this.deadline);
+        const latency = performance.now() - this.sentAt;
+        this.outstanding = null;
+        this.lastLatencyMs = latency;
+        this.answered++;
+        this.opts.onLatency?.(latency);
+        this.next = setTimeout(() => this.send(), Math.max(0, this.intervalMs - latency));
+      }
+    } catch {
+      this.fail('closed');
+    }
+  }
+
+  private fail(reason: HeartbeatFailure): void {
+    if (this.stopped) return;
+    this.stop();
+    this.opts.onTimeout(reason);
+  }
+}
