@@ -106,11 +106,10 @@ export class Heartbeater {
     this.stopped = true;
     clearTimeout(this.deadline);
     clearTimeout(this.next);
+    // RST, not FIN: RS's responder (muxado heartbeat.rs `start_responder`) treats a 0-byte
+    // read at EOF as a beat and writes 4 zero bytes in a loop until a write fails.
     const s = this.stream;
-    if (s && !s.destroyed) {
-      s.end();
-      s.reset(MuxErrorCode.StreamCancelled);
-    }
+    if (s && !s.destroyed) s.reset(MuxErrorCode.StreamCancelled);
   }
 
   private send(prefix?: Buffer): void {
