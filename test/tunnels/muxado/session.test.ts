@@ -314,6 +314,37 @@ describe('muxado session: stream lifecycle on the wire', () => {
     peer.session.close();
   });
 
+  it('DATA after the peer\'s FIN → RST StreamClosed and the stream fails; the session stays', async () => {
+    const peer = new RawPeer({}, 'server');
+    const errors: MuxadoError[] = [];
+    peer.session.on('stream', (s) => s.on('error', (e: MuxadoError) => errors.push(e)));
+    peer.send(encodeData(3, Flag.Syn | Flag.Fin, Buffer.from('a')), encodeData(3, 0, Buffer.from('late')));
+    const rst = await peer.waitFrame((f) => f.type === FrameType.Rst, 'RST');
+    assert.deepEqual([rst.streamId, rst.payload.readUInt32BE(0)], [3, ErrorCode.StreamClosed]);
+    await until(() => errors.length === 1, 1000, 'stream error');
+    assert.equal(errors[0]!.code, ErrorCode.StreamClosed);
+    assert.equal(peer.session.closed, false);
+    assert.equal(peer.session.streamCount, 0);
+    peer.session.close();
+  });
+
+  it('consumption through async iteration is granted (more than a window flows)', async () => {
+    const { server, client } = sessionPair();
+    const data = pattern(3 * WINDOW + 123, 21);
+    const got = new Promise<Buffer>((resolve) => {
+      server.once('stream', async (s: MuxadoStream) => {
+        const parts: Buffer[] = [];
+        for await (const chunk of s) parts.push(chunk as Buffer);
+        resolve(Buffer.concat(parts));
+      });
+    });
+    const c = quiet(client.open());
+    await writeAll(c, data);
+    assert.ok((await got).equals(data));
+    server.close();
+    client.close();
+  });
+
   it('end() without data sends one empty SYN+FIN; a stream never written and destroyed sends nothing', async () => {
     const peer = new RawPeer({}, 'server');
     const a = quiet(peer.session.open());
