@@ -100,15 +100,15 @@ interface ComponentRule {
  */
 const JS_COMPONENTS: ComponentRule[] = [
   { name: 'WAL fdatasync bookkeeping (storage/durability.ts)', any: (f) => inFile(f, 'storage/durability.js') },
-  { name: 'metrics (prom-client, server/metrics.ts)', any: (f) => f.pkg === 'prom-client' || inFile(f, 'server/metrics.js') },
+  { name: 'metrics (prom-client, http/pipeline/metrics.ts)', any: (f) => f.pkg === 'prom-client' || inFile(f, 'http/pipeline/metrics.js') },
   { name: 'logging (pino: request child loggers, lines)', any: (f) => f.pkg === 'pino' || f.pkg.startsWith('@pinojs') || f.pkg === 'pino-std-serializers' },
-  { name: 'operation id (genReqId → newId KSUID)', any: (f) => f.name === 'genReqId' && inFile(f, 'server/app.js') },
+  { name: 'operation id (genReqId → newId KSUID)', any: (f) => f.name === 'genReqId' && inFile(f, 'http/app.js') },
   { name: 'authentication (domain/auth.ts, sha256)', any: (f) => f.name === 'authenticate' && inFile(f, 'domain/auth.js') },
   { name: 'new credential id/token/hash (ids.ts, secrets.ts)', any: (f) => inFile(f, 'domain/ids.js') || inFile(f, 'domain/secrets.js') },
   { name: 'Kysely (build, compile, execute a query)', any: (f) => f.pkg === 'kysely' },
   { name: 'statement cache (storage/db.ts prepare)', any: (f) => inFile(f, 'storage/db.js') },
   { name: 'response serialization (fast-json-stringify)', any: (f) => f.pkg === 'fast-json-stringify' },
-  { name: 'request body/query/validation (server/body.ts, validation.ts)', any: (f) => inFile(f, 'server/body.js') || inFile(f, 'server/validation.js') },
+  { name: 'request body/query/validation (http/pipeline/body.ts, validation.ts)', any: (f) => inFile(f, 'http/pipeline/body.js') || inFile(f, 'http/pipeline/validation.js') },
   { name: 'routing (find-my-way)', any: (f) => f.pkg === 'find-my-way' },
 ];
 

@@ -4,6 +4,7 @@ import { isWellFormedSecret, secretKsuid } from './domain/secrets.js';
 /**
  * The only reader of the environment. `loadConfig` validates every variable once, at start,
  * and returns a frozen object; a bad value stops the start with a message naming the variable.
+ * Command-line flags (the CLI's) are passed in as overrides, never written into the environment.
  */
 export interface Config {
   readonly port: number;
@@ -38,7 +39,18 @@ export class ConfigError extends Error {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-export function loadConfig(env: Env = process.env): Config {
+/** Values given on the command line; each wins over its variable and is checked the same way. */
+export interface ConfigOverrides {
+  /** --database-url, in place of DATABASE_URL. */
+  readonly databaseUrl?: string | undefined;
+}
+
+/**
+ * The configuration from `env` (the process environment unless a test passes its own), with
+ * the command line's `overrides` taking precedence.
+ */
+export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.env): Config {
+  if (overrides.databaseUrl) env = { ...env, DATABASE_URL: overrides.databaseUrl };
   const config: Config = {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: text(env, 'HOST', '127.0.0.1'),

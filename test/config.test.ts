@@ -4,7 +4,7 @@ import { ConfigError, DEFAULT_DATABASE_URL, loadConfig } from '../src/config.js'
 
 describe('loadConfig', () => {
   it('has safe defaults and is frozen', () => {
-    const config = loadConfig({});
+    const config = loadConfig({}, {});
     assert.equal(config.port, 8080);
     assert.equal(config.host, '127.0.0.1');
     assert.equal(config.databaseUrl, DEFAULT_DATABASE_URL);
@@ -16,7 +16,7 @@ describe('loadConfig', () => {
   });
 
   it('reads every variable', () => {
-    const config = loadConfig({
+    const config = loadConfig({}, {
       PORT: '9000',
       HOST: '0.0.0.0',
       DATABASE_URL: 'postgres://u@db:5432/burrow',
@@ -33,9 +33,19 @@ describe('loadConfig', () => {
     assert.equal(config.bootstrapApiKey, '2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ_abcdefghijklmnopqrstu');
   });
 
+  it('lets a command-line override win over its variable, checked the same way, without touching the environment', () => {
+    const env = { DATABASE_URL: 'sqlite:./a.db', PORT: '9000' };
+    const config = loadConfig({ databaseUrl: 'sqlite:./b.db' }, env);
+    assert.equal(config.databaseUrl, 'sqlite:./b.db');
+    assert.equal(config.port, 9000);
+    assert.equal(env.DATABASE_URL, 'sqlite:./a.db');
+    assert.equal(loadConfig({ databaseUrl: undefined }, env).databaseUrl, 'sqlite:./a.db');
+    assert.throws(() => loadConfig({ databaseUrl: 'mysql://x' }, env), (error: unknown) => error instanceof ConfigError && error.message.includes('DATABASE_URL'));
+  });
+
   it('refuses a headers timeout longer than the request timeout, naming both', () => {
-    assert.throws(() => loadConfig({ HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' }), /HEADERS_TIMEOUT_MS.*REQUEST_TIMEOUT_MS/);
-    assert.equal(loadConfig({ HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '0' }).headersTimeoutMs, 20000);
+    assert.throws(() => loadConfig({}, { HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' }), /HEADERS_TIMEOUT_MS.*REQUEST_TIMEOUT_MS/);
+    assert.equal(loadConfig({}, { HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '0' }).headersTimeoutMs, 20000);
   });
 
   for (const [name, value] of [
@@ -54,7 +64,7 @@ describe('loadConfig', () => {
   ]) {
     it(`rejects ${name}=${JSON.stringify(value)} with a message naming ${name}`, () => {
       assert.throws(
-        () => loadConfig({ [name!]: value }),
+        () => loadConfig({}, { [name!]: value }),
         (error: unknown) => error instanceof ConfigError && error.message.includes(name!),
       );
     });

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Bindings, ChildLoggerOptions } from 'pino';
-import { createLogger, type Logger } from '../../src/server/logger.js';
+import { createLogger, type Logger } from '../../src/observability/logger.js';
 
 /**
  * One variant of Fastify plumbing for bench/experiments/fastify-overhead.ts (VARIANT=A|B|C|D);

@@ -1,26 +1,17 @@
 import type { Command } from 'commander';
+import { withAccountService } from '../app/admin.js';
 import { loadConfig, type Config } from '../config.js';
-import { AccountService } from '../domain/accounts/service.js';
-import { openStore, type Store } from '../storage/db.js';
-import { migrateToLatest } from '../storage/migrate.js';
-import { SqlAccountRepository } from '../storage/repositories/accounts.js';
+import type { AccountService } from '../domain/accounts/service.js';
 
 /** The configuration, with the global --database-url taking precedence over the environment. */
 export function configFor(command: Command): Config {
   const { databaseUrl } = command.optsWithGlobals<{ databaseUrl?: string }>();
-  return loadConfig(databaseUrl ? { ...process.env, DATABASE_URL: databaseUrl } : process.env);
+  return loadConfig({ databaseUrl });
 }
 
 /** Runs `work` with the account service on a migrated store, closing the store afterwards. */
-export async function withAccounts<T>(command: Command, work: (accounts: AccountService, store: Store) => Promise<T>): Promise<T> {
-  const config = configFor(command);
-  const store = openStore(config.databaseUrl, { poolSize: 2, statementTimeoutMs: config.dbStatementTimeoutMs });
-  try {
-    await migrateToLatest(store);
-    return await work(new AccountService(SqlAccountRepository.of(store)), store);
-  } finally {
-    await store.close();
-  }
+export function withAccounts<T>(command: Command, work: (accounts: AccountService) => Promise<T>): Promise<T> {
+  return withAccountService(configFor(command), work);
 }
 
 export function print(line: string): void {

@@ -6,6 +6,13 @@
  * pushed and everyone's totals pulled every `syncIntervalMs`, so the limit holds across
  * instances to within what other instances accepted during one sync interval.
  */
+/** What the request gate asks of a rate limiter (app/rate-limit.ts builds one from the config). */
+export interface RateLimiter {
+  /** Counts one request of the account; returns seconds to wait when over the limit, else 0. */
+  consume(accountId: string): number;
+  close?(): Promise<void>;
+}
+
 export interface SharedCounts {
   /** Adds this instance's increments, then returns every instance's counts per bucket for the accounts. */
   sync(increments: Map<string, Map<number, number>>, accounts: string[], sinceSecond: number): Promise<Map<string, Map<number, number>>>;

@@ -1,37 +1,8 @@
-import type { Compilable, Kysely } from 'kysely';
-import type { PreparedQuery } from './prepared.js';
-import type { SchemaTables } from './schema.js';
 import { openPostgres } from './postgres.js';
 import { openSqlite } from './sqlite.js';
+import type { Store, StoreOptions } from './types.js';
 
-export type Dialect = 'sqlite' | 'postgres';
-
-/** An open database: the query builder plus what differs between the two dialects. */
-export interface Store {
-  readonly dialect: Dialect;
-  readonly db: Kysely<SchemaTables>;
-  /** The PostgreSQL schema this store lives in, when not the default. */
-  readonly schema?: string | undefined;
-  /**
-   * Compiles a query once (see prepared.ts) for the hot paths. Its writes are durable when they
-   * resolve; on SQLite they are group-committed with the other writes of the same moment.
-   */
-  prepare<Row>(query: Compilable<Row>): PreparedQuery<Row>;
-  /** Resolves once every write committed before the call is on stable storage. */
-  durable(): Promise<void>;
-  /** Calls `listener` after every query with its kind (select, insert, …), duration and outcome. */
-  observeQueries(listener: QueryListener): void;
-  /** Throws when the database cannot answer a trivial query right now. */
-  ping(): Promise<void>;
-  close(): Promise<void>;
-}
-
-export type QueryListener = (kind: string, durationMs: number, failed: boolean) => void;
-
-export interface StoreOptions {
-  poolSize?: number;
-  statementTimeoutMs?: number;
-}
+export type { Dialect, QueryListener, Store, StoreOptions } from './types.js';
 
 export function openStore(url: string, options: StoreOptions = {}): Store {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, sql, type Compilable } from 'kysely';
 import pg from 'pg';
-import type { Store, StoreOptions } from './db.js';
+import type { Store, StoreOptions } from './types.js';
 import { QueryObservers } from './query-observers.js';
 import { compileTemplate, type PreparedQuery } from './prepared.js';
 import type { SchemaTables } from './schema.js';

@@ -1,5 +1,5 @@
 import type { LogEvent } from 'kysely';
-import type { QueryListener } from './db.js';
+import type { QueryListener } from './types.js';
 
 /** Fans query timings out to listeners (metrics), naming the statement kind only. */
 export class QueryObservers {

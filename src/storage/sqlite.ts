@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, type Compilable, type SqliteDatabase } from 'kysely';
-import type { Store } from './db.js';
+import type { Store } from './types.js';
 import { QueryObservers } from './query-observers.js';
 import { WalSyncBarrier } from './durability.js';
 import { compileTemplate, type PreparedQuery } from './prepared.js';

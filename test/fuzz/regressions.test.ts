@@ -79,7 +79,7 @@ describe('bugs found by the abuse suite', () => {
     // router answers: DELETE /edges/tls with a body → 400 ERR_NGROK_211, POST /nowhere with "{" →
     // 400 ERR_NGROK_213, with text/plain → 415, without Content-Type → 400 ERR_NGROK_216, with 1
     // MiB+1 → 413 (SPEC §2: route is step 1). The 404 route runs the body parser
-    // (src/server/body.ts parseBody) and, unauthenticated, reads up to 1 MiB on any path
+    // (src/http/pipeline/body.ts parseBody) and, unauthenticated, reads up to 1 MiB on any path
     async () => {
       const arbitrary = fc.record({
         path: fc.oneof(fc.constantFrom(...API_TEMPLATES.map((t) => t.replace('{id}', 'cr_x'))), fc.constantFrom('/nowhere', '/', '/credentials/', '/v2/credentials')),
@@ -108,7 +108,7 @@ describe('bugs found by the abuse suite', () => {
     'a malformed Host header never yields a uri that is not an absolute URL of the resource',
     // Found: without PUBLIC_URL the Host header is copied verbatim into every uri and Location:
     // Host "evil.example/x?y#" gives uri "http://evil.example/x?y#/credentials/cr_…"
-    // (src/server/base-url.ts); expected a 400 for a Host that is not host[:port], or a uri that
+    // (src/http/pipeline/base-url.ts); expected a 400 for a Host that is not host[:port], or a uri that
     // still names the resource (SPEC §1: uri fields are absolute URLs)
     async () => {
       const arbitrary = fc.constantFrom('evil.example/x?y#', 'a b', 'x"<script>', 'host:port:99', 'h/../../etc', '@evil.example', 'ex ample.com:80');
@@ -127,7 +127,7 @@ describe('bugs found by the abuse suite', () => {
     'a path with a percent-encoded letter is routed the same for every method: 405, not 404, for a wrong one',
     // Found: GET /%63redentials is the list (the router decodes the path), but PUT /%63redentials
     // is 404 instead of 405: the 405 check matches the raw, undecoded request.url against the route
-    // patterns (src/server/routing.ts registerNotFound)
+    // patterns (src/http/pipeline/routing.ts registerNotFound)
     async () => {
       const arbitrary = fc.record({
         path: fc.constantFrom('/%63redentials', '/credential%73', '/%65dges/tls', '/edges/%74ls/{{edgeModule}}', '/%63redentials/{{credAdmin}}', '/healt%68z'),
@@ -155,7 +155,7 @@ describe('bugs found by the abuse suite', () => {
     // Content-Length, a control character in a header, an unknown method token, an incomplete body,
     // headers over 16 KiB) are answered by Fastify's default client-error handler: {"error":"Bad
     // Request","message":"Client Error","statusCode":400} (431 for headers), no Ngrok-Operation-Id,
-    // no Cache-Control (src/server/app.ts: no `clientErrorHandler`); an HTTP/1.1 request without
+    // no Cache-Control (src/http/app.ts: no `clientErrorHandler`); an HTTP/1.1 request without
     // Host gets Node's own empty 400
     async () => {
       const key = () => world.callers.admin.key;
@@ -182,7 +182,7 @@ describe('bugs found by the abuse suite', () => {
   it(
     'a client that aborts its body is not logged as a database outage',
     // Found: a body cut short (Content-Length larger than what arrives, then the client closes)
-    // raises Node's "aborted" error with code ECONNRESET; toApiError (src/server/errors.ts) asks
+    // raises Node's "aborted" error with code ECONNRESET; toApiError (src/http/pipeline/errors.ts) asks
     // isUnavailableError (src/storage/errors.ts: ECONNRESET is in NETWORK_CODES) first, so it logs
     // level 50 "database unavailable" and answers 503 instead of a 400 client error
     async () => {
@@ -205,7 +205,7 @@ describe('bugs found by the abuse suite', () => {
   it(
     'an empty chunked body on GET is no body (SPEC §2: only a non-empty body is 211)',
     // Found: GET with Transfer-Encoding: chunked and the empty body "0\\r\\n\\r\\n" is refused with
-    // 400 ERR_NGROK_211: hasBody() in src/server/hooks.ts counts any Transfer-Encoding as a body
+    // 400 ERR_NGROK_211: hasBody() in src/http/pipeline/hooks.ts counts any Transfer-Encoding as a body
     // (DELETE with the same framing is accepted)
     async () => {
       await fc.assert(
@@ -227,7 +227,7 @@ describe('bugs found by the abuse suite', () => {
     // /edges/tls/:id/traffic_policy), so the later steps answer first: GET /credentials/ without a
     // key → 401 ERR_NGROK_200, PATCH /credentials/ with a bad body → 400 ERR_NGROK_215, PUT
     // /edges/tls//traffic_policy → 400, where SPEC §2 step 1 and §3.1 ("a trailing slash: 404,
-    // paths are matched exactly") want 404 first (src/server/hooks.ts or app.ts: nothing refuses an
+    // paths are matched exactly") want 404 first (src/http/pipeline/hooks.ts or app.ts: nothing refuses an
     // empty path parameter)
     async () => {
       const arbitrary = fc.record({

@@ -3,9 +3,9 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { loadConfig, type Config } from '../../src/config.js';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import type { Principal } from '../../src/domain/accounts/types.js';
-import { buildApp } from '../../src/server/app.js';
-import type { RateLimiter } from '../../src/server/hooks.js';
-import { createLogger } from '../../src/server/logger.js';
+import { buildApp } from '../../src/app/build.js';
+import type { RateLimiter } from '../../src/domain/rate-limit.js';
+import { createLogger } from '../../src/observability/logger.js';
 import { openStore, type Store } from '../../src/storage/db.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { SqlAccountRepository } from '../../src/storage/repositories/accounts.js';
@@ -61,7 +61,7 @@ export async function createTestApp(
   const shared = options.sameDatabaseAs;
   if (shared) env = { DATABASE_URL: shared.config.databaseUrl, ...env };
   // Rate limiting is off unless a test turns it on: suites make many requests per account.
-  const config = loadConfig({ DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', ...env });
+  const config = loadConfig({}, { DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', ...env });
   const store = openStore(config.databaseUrl, { poolSize: 4 });
   await migrateToLatest(store);
   const accounts = new AccountService(SqlAccountRepository.of(store));

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Credential } from '../../domain/credentials/types.js';
 import type { CredentialService } from '../../domain/credentials/service.js';
 import { errors } from '../../domain/errors.js';
-import { baseUrl } from '../../server/base-url.js';
+import { baseUrl } from '../pipeline/base-url.js';
 import { nextPageUri, parsePaging } from '../common/paging.js';
 import { IdParams, PagingQuery, bodyErrors, commonErrors, errorResponse, security } from '../common/schemas.js';
 import { CreateCredentialBody, CredentialListResponse, CredentialRef, UpdateCredentialBody } from './schemas.js';

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { TlsEdgeService } from '../../domain/edges/service.js';
 import { errors } from '../../domain/errors.js';
-import { baseUrl } from '../../server/base-url.js';
+import { baseUrl } from '../pipeline/base-url.js';
 import { nextPageUri, parsePaging } from '../common/paging.js';
 import { IdParams, PagingQuery, bodyErrors, commonErrors, security } from '../common/schemas.js';
 import { presentEdge } from './present.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, errors } from '../domain/errors.js';
+import { ApiError, errors } from '../../domain/errors.js';
 import { sendError } from './errors.js';
 
 /**

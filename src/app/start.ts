@@ -1,14 +1,15 @@
-import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { AccountService } from '../domain/accounts/service.js';
+import type { HttpApp } from '../http/app.js';
+import { createLogger, type Logger } from '../observability/logger.js';
 import { openStore, type Store } from '../storage/db.js';
 import { migrateToLatest } from '../storage/migrate.js';
 import { SqlAccountRepository } from '../storage/repositories/accounts.js';
-import { buildApp } from './app.js';
-import { createLogger, type Logger } from './logger.js';
+import { buildApp } from './build.js';
+import { httpListener, type Listener } from './listeners.js';
 
 export interface RunningServer {
-  app: FastifyInstance;
+  app: HttpApp;
   store: Store;
   address: string;
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
@@ -31,19 +32,27 @@ export async function start(config: Config, logger: Logger = createLogger(config
   }
 
   const app = await buildApp({ config, store, logger });
-  const address = await app.listen({ port: config.port, host: config.host });
+  // The data plane's listeners (src/tunnels/) are added to this list.
+  const listeners: Listener[] = [httpListener(app, config)];
+  const addresses: string[] = [];
+  try {
+    for (const listener of listeners) addresses.push(await listener.listen());
+  } catch (error) {
+    await Promise.allSettled(listeners.map((listener) => listener.close(0)));
+    await store.close();
+    throw error;
+  }
+  const address = addresses[0]!;
   logger.info({ address, database: store.dialect }, 'burrow is listening');
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      app.beginShutdown();
-      // Fastify's close stops accepting, waits for in-flight requests, then runs onClose.
-      const timer = setTimeout(() => app.server.closeAllConnections(), config.shutdownGraceMs);
+      // Phase 1: every listener stops looking ready; phase 2: all drain together; then the store.
+      for (const listener of listeners) listener.beginShutdown();
       try {
-        await app.close();
+        await Promise.all(listeners.map((listener) => listener.close(config.shutdownGraceMs)));
       } finally {
-        clearTimeout(timer);
         await store.close();
       }
     })());

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createLogger } from '../../src/server/logger.js';
+import { createLogger } from '../../src/observability/logger.js';
 
 describe('the logger', () => {
   it('censors secret-named fields, at the top and inside headers, request and body objects', () => {
@@ -20,7 +20,7 @@ describe('the logger', () => {
 
 describe('the request line', () => {
   it('is JSON of the shape pino writes, and obeys the level', async () => {
-    const { requestLineWriter } = await import('../../src/server/logger.js');
+    const { requestLineWriter } = await import('../../src/observability/logger.js');
     const lines: string[] = [];
     const logger = createLogger('info', { write: (line: string) => void lines.push(line) });
     const write = requestLineWriter(logger);
@@ -40,11 +40,11 @@ describe('the request line', () => {
 
 describe('the turn-batched destination', () => {
   it('writes the lines of one event-loop turn together, in order, and flushes on demand', async () => {
-    const { TurnBatchedDestination } = await import('../../src/server/log-destination.js');
+    const { TurnBatchedDestination } = await import('../../src/observability/log-destination.js');
     const writes: string[] = [];
     const destination = new TurnBatchedDestination({ write: (text: string) => void writes.push(text) });
     const logger = createLogger('info', destination);
-    const write = (await import('../../src/server/logger.js')).requestLineWriter(logger);
+    const write = (await import('../../src/observability/logger.js')).requestLineWriter(logger);
     logger.info('first');
     write({ operationId: 'op_1', method: 'GET', route: undefined, status: 200, errorCode: undefined, durationMs: 1, principalId: undefined });
     logger.warn('third');

@@ -1,5 +1,5 @@
 import type { TSchema } from 'typebox';
-import { errors } from '../domain/errors.js';
+import { errors } from '../../domain/errors.js';
 
 /**
  * Request validation driven by each route's TypeBox schema, with SPEC §2's answers instead of

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { requestLineWriter } from './logger.js';
+import { requestLineWriter } from '../../observability/logger.js';
 
 /**
  * Headers every response carries (SPEC §1) and the one log line per request. The line names

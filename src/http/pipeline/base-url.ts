@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../domain/errors.js';
+import { ApiError } from '../../domain/errors.js';
 
 /**
  * The absolute base of every `uri` field (SPEC §1): PUBLIC_URL when configured, otherwise the

@@ -1,9 +1,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { newBareId } from '../domain/ids.js';
-import { ApiError, errors } from '../domain/errors.js';
-import { isUnavailableError } from '../storage/errors.js';
+import { newBareId } from '../../domain/ids.js';
+import { ApiError, errors } from '../../domain/errors.js';
 import { BODY_LIMIT_BYTES } from './body.js';
 
 /**
@@ -66,14 +65,18 @@ export function answerClientError(this: FastifyInstance, error: Error & { code?:
   );
 }
 
-/** Maps anything thrown while handling a request to the ApiError the caller sees. */
-export function toApiError(error: unknown, request: FastifyRequest): ApiError {
+/**
+ * Maps anything thrown while handling a request to the ApiError the caller sees.
+ * `isUnavailable` recognises the database errors that mean "unavailable" (storage/errors.ts,
+ * passed in by app/): they are answered 503.
+ */
+export function toApiError(error: unknown, request: FastifyRequest, isUnavailable: (error: unknown) => boolean): ApiError {
   if (error instanceof ApiError) return error;
   // A client that went away mid-body reports ECONNRESET too: that is not the database.
   if (request.raw.readableAborted || (error as Error).message === 'aborted') {
     return new ApiError(400, undefined, 'The request body ended before its announced length. Send the whole body.');
   }
-  if (isUnavailableError(error)) {
+  if (isUnavailable(error)) {
     request.log.error({ err: error }, 'database unavailable');
     return errors.unavailable();
   }
@@ -96,11 +99,4 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
   }
   request.log.error({ err: error }, 'unhandled error');
   return errors.internal();
-}
-
-declare module 'fastify' {
-  interface FastifyReply {
-    /** The error_code of the answer, when it is an error with one: logged and counted. */
-    errorCode?: string | undefined;
-  }
 }

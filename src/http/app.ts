@@ -1,53 +1,57 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config.js';
-import { Authenticator } from '../domain/auth.js';
-import { CredentialService } from '../domain/credentials/service.js';
+import type { Authenticator } from '../domain/auth.js';
+import type { CredentialService } from '../domain/credentials/service.js';
+import type { TlsEdgeService } from '../domain/edges/service.js';
 import { newBareId } from '../domain/ids.js';
-import { ErrorBody } from '../http/common/schemas.js';
-import { credentialRoutes } from '../http/credentials/routes.js';
-import { CredentialResponse } from '../http/credentials/schemas.js';
-import { tlsEdgeRoutes } from '../http/edges/routes.js';
-import { TlsEdgeResponse, TrafficPolicyModuleResponse } from '../http/edges/schemas.js';
-import { trafficPolicyRoutes } from '../http/edges/traffic-policy-routes.js';
-import { opsRoutes } from '../http/ops/routes.js';
-import type { Store } from '../storage/db.js';
-import { SqlAccountRepository } from '../storage/repositories/accounts.js';
-import { SqlApiKeyLookup } from '../storage/repositories/api-key-lookup.js';
-import { SqlCredentialRepository } from '../storage/repositories/credentials.js';
-import { SqlTlsEdgeRepository } from '../storage/repositories/tls-edges.js';
-import { TlsEdgeService } from '../domain/edges/service.js';
-import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './body.js';
-import { answerClientError, sendError, sendErrorBeforeRouting, toApiError } from './errors.js';
-import { registerRequestGate, registerValidationOnRoutes, type RateLimiter } from './hooks.js';
-import { createLogger, lazyChildLogger, type Logger } from './logger.js';
-import { registerResponseHeadersAndLog } from './observability.js';
-import { registerMetrics } from './metrics.js';
-import { createRateLimiter } from './rate-limit.js';
-import { registerRouting } from './routing.js';
-import { orderPreservingSerializerFactory } from './serializer.js';
-import { parseQueryString } from './validation.js';
+import type { RateLimiter } from '../domain/rate-limit.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { ErrorBody } from './common/schemas.js';
+import { credentialRoutes } from './credentials/routes.js';
+import { CredentialResponse } from './credentials/schemas.js';
+import { tlsEdgeRoutes } from './edges/routes.js';
+import { TlsEdgeResponse, TrafficPolicyModuleResponse } from './edges/schemas.js';
+import { trafficPolicyRoutes } from './edges/traffic-policy-routes.js';
+import { opsRoutes } from './ops/routes.js';
+import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './pipeline/body.js';
+import { lazyChildLogger } from './pipeline/child-logger.js';
+import { answerClientError, sendError, sendErrorBeforeRouting, toApiError } from './pipeline/errors.js';
+import { registerRequestGate, registerValidationOnRoutes } from './pipeline/hooks.js';
+import { registerMetrics } from './pipeline/metrics.js';
+import { registerResponseHeadersAndLog } from './pipeline/response.js';
+import { registerRouting } from './pipeline/routing.js';
+import { orderPreservingSerializerFactory } from './pipeline/serializer.js';
+import { parseQueryString } from './pipeline/validation.js';
 
-export interface AppDeps {
+export type HttpApp = FastifyInstance;
+
+/** What the HTTP layer is given by the composition root (app/): services, never a database. */
+export interface HttpDeps {
   config: Config;
-  store: Store;
-  logger?: Logger;
-  rateLimiter?: RateLimiter;
+  logger: Logger;
+  authenticator: Authenticator;
+  credentials: CredentialService;
+  edges: TlsEdgeService;
+  /** Closed with the app. */
+  rateLimiter: RateLimiter;
+  metrics: Metrics;
+  /** Throws when the database cannot answer (GET /readyz). */
+  ping: () => Promise<void>;
+  /** Whether an error means the database is unavailable (answered 503). */
+  isUnavailable: (error: unknown) => boolean;
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Marks the start of shutdown: /readyz fails and connections are closed after each answer. */
-    beginShutdown(): void;
-  }
-}
-
-
-/** Builds the whole HTTP application on an open, migrated store. Never listens. */
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, store } = deps;
+/**
+ * The Fastify instance with the whole request pipeline (pipeline/) and every route. Never
+ * listens: app/start.ts does.
+ */
+export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
+  const { config, authenticator, credentials, edges, rateLimiter } = deps;
+  const toAnswer = (error: unknown, request: FastifyRequest) => toApiError(error, request, deps.isUnavailable);
   const app = Fastify({
-    loggerInstance: (deps.logger ?? createLogger(config.logLevel)) as FastifyBaseLogger,
+    loggerInstance: deps.logger as FastifyBaseLogger,
     // One line per request is written by our onResponse hook instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'operation_id' }),
     genReqId: () => newBareId('op'),
@@ -79,7 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Malformed percent-encoding and over-long path parameters are caught by the router before
     // any hook runs: answer them as unknown paths, with the headers and log line of any other.
     frameworkErrors: (error, request, reply) => {
-      const answer = toApiError(error, request);
+      const answer = toAnswer(error, request);
       request.log.info({ method: request.method, status: answer.statusCode, framework_error: error.code }, 'request completed');
       sendErrorBeforeRouting(reply, answer);
     },
@@ -88,7 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // A client may half-close its side once the request is sent (as `nc -N` or a shell pipe
   // does); Node would then drop a request still being answered. Answer it, then close.
   (app.server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
-  // Requests are validated by our own compiler (server/validation.ts) in preValidation hooks.
+  // Requests are validated by our own compiler (pipeline/validation.ts) in preValidation hooks.
   app.setValidatorCompiler(() => () => true);
 
   let closing = false;
@@ -96,24 +100,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     closing = true;
   });
 
-  const accounts = SqlAccountRepository.of(store);
-  const credentialRepository = new SqlCredentialRepository(store);
-  const authenticator = new Authenticator(new SqlApiKeyLookup(store), credentialRepository);
-  const credentials = new CredentialService(credentialRepository, {
-    isActiveMember: async (accountId, id) => {
-      const principal = await accounts.getPrincipal(id);
-      return principal !== undefined && principal.accountId === accountId && principal.revokedAt === null;
-    },
-  });
-
-  const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules);
-
-  app.setErrorHandler((error, request, reply) => sendError(reply, toApiError(error, request)));
+  app.setErrorHandler((error, request, reply) => sendError(reply, toAnswer(error, request)));
   registerJsonBodyParser(app);
   // The route table and request validation attach to routes as they are added: both first.
   const checkRoute = registerRouting(app);
   registerValidationOnRoutes(app);
-  const rateLimiter = deps.rateLimiter ?? createRateLimiter(config, store, app.log);
   app.addHook('onClose', async () => rateLimiter.close?.());
   registerRequestGate(app, {
     authenticator,
@@ -122,7 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     hostMakesUris: config.publicUrl === undefined,
     isClosing: () => closing,
   });
-  registerResponseHeadersAndLog(app, registerMetrics(app, store));
+  registerResponseHeadersAndLog(app, registerMetrics(app, deps.metrics));
 
   app.addSchema(ErrorBody);
   app.addSchema(CredentialResponse);
@@ -141,7 +132,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
 
-  await app.register(opsRoutes, { ping: () => store.ping(), isClosing: () => closing });
+  await app.register(opsRoutes, { ping: deps.ping, isClosing: () => closing });
   await app.register(credentialRoutes, { credentials, publicUrl: config.publicUrl });
   await app.register(tlsEdgeRoutes, { edges, publicUrl: config.publicUrl });
   await app.register(trafficPolicyRoutes, { edges });

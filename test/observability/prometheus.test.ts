@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Counter, Histogram } from '../../src/server/prometheus.js';
+import { Counter, Histogram } from '../../src/observability/prometheus.js';
 
 describe('Prometheus text rendering', () => {
   it('renders counters with escaped label values', () => {

@@ -1,26 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { TSchema } from 'typebox';
-import type { Principal } from '../domain/accounts/types.js';
-import type { Authenticator } from '../domain/auth.js';
-import { errors } from '../domain/errors.js';
+import type { Principal } from '../../domain/accounts/types.js';
+import type { Authenticator } from '../../domain/auth.js';
+import { errors } from '../../domain/errors.js';
+import type { RateLimiter } from '../../domain/rate-limit.js';
 import { checkHostHeader } from './base-url.js';
 import { compileBodyValidator, compileQueryValidator, type RawQuery } from './validation.js';
-
-export interface RateLimiter {
-  /** Counts one request of the account; returns seconds to wait when over the limit, else 0. */
-  consume(accountId: string): number;
-  close?(): Promise<void>;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    principal: Principal;
-  }
-  interface FastifyContextConfig {
-    /** Operational endpoints: no API key, no version header (SPEC §2). */
-    public?: boolean;
-  }
-}
 
 export interface GateOptions {
   authenticator: Authenticator;

@@ -1,6 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify';
-import pino, { type Bindings, type Logger as PinoLogger } from 'pino';
-import type { LogLevel } from '../config.js';
+import pino, { type BaseLogger, type LevelWithSilent, type Logger as PinoLogger } from 'pino';
 import { stdoutDestination } from './log-destination.js';
 
 export type Logger = PinoLogger;
@@ -11,7 +9,7 @@ export type Logger = PinoLogger;
  * `log` formatter, which costs a few key checks per line, where pino's path-based `redact`
  * cost more than the rest of a line's serialization.
  */
-export function createLogger(level: LogLevel, destination?: pino.DestinationStream): Logger {
+export function createLogger(level: LevelWithSilent, destination?: pino.DestinationStream): Logger {
   return pino(
     {
       level,
@@ -54,7 +52,7 @@ export interface RequestLine {
  * JSON shape pino writes: it is the only line most requests produce, and building it by hand
  * from fields that are all ids, templates and numbers costs a fraction of a generic log call.
  */
-export function requestLineWriter(logger: FastifyBaseLogger): (line: RequestLine) => void {
+export function requestLineWriter(logger: Pick<BaseLogger, 'info'>): (line: RequestLine) => void {
   const pinoLogger = logger as unknown as PinoLogger;
   const stream = (pinoLogger as unknown as Record<symbol, { write(text: string): void }>)[pino.symbols.streamSym];
   if (!stream) return (line) => logger.info(line, 'request completed');
@@ -75,56 +73,4 @@ export function requestLineWriter(logger: FastifyBaseLogger): (line: RequestLine
     if (line.principalId !== undefined) text += `,"principal_id":${JSON.stringify(line.principalId)}`;
     stream.write(`${text},"msg":"request completed"}\n`);
   };
-}
-
-/**
- * Fastify makes a child logger per request to carry its operation id; most requests never log
- * through it (the request line is written by the root logger), so it is made on first use.
- */
-export function lazyChildLogger(parent: FastifyBaseLogger, bindings: Bindings): FastifyBaseLogger {
-  return new LazyChildLogger(parent, bindings) as unknown as FastifyBaseLogger;
-}
-
-class LazyChildLogger {
-  private made: FastifyBaseLogger | undefined;
-
-  constructor(
-    private readonly parent: FastifyBaseLogger,
-    private readonly bindings: Bindings,
-  ) {}
-
-  private get logger(): FastifyBaseLogger {
-    return (this.made ??= this.parent.child(this.bindings));
-  }
-
-  get level(): string {
-    return this.made?.level ?? this.parent.level;
-  }
-
-  set level(level: string) {
-    this.logger.level = level;
-  }
-
-  fatal(...args: Parameters<FastifyBaseLogger['fatal']>) {
-    this.logger.fatal(...args);
-  }
-  error(...args: Parameters<FastifyBaseLogger['error']>) {
-    this.logger.error(...args);
-  }
-  warn(...args: Parameters<FastifyBaseLogger['warn']>) {
-    this.logger.warn(...args);
-  }
-  info(...args: Parameters<FastifyBaseLogger['info']>) {
-    this.logger.info(...args);
-  }
-  debug(...args: Parameters<FastifyBaseLogger['debug']>) {
-    this.logger.debug(...args);
-  }
-  trace(...args: Parameters<FastifyBaseLogger['trace']>) {
-    this.logger.trace(...args);
-  }
-  silent() {}
-  child(bindings: Bindings, options?: object): FastifyBaseLogger {
-    return this.logger.child(bindings, options);
-  }
 }

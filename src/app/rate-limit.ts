@@ -1,16 +1,15 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
-import { SlidingWindowRateLimiter } from '../domain/rate-limit.js';
+import { SlidingWindowRateLimiter, type RateLimiter } from '../domain/rate-limit.js';
+import type { Logger } from '../observability/logger.js';
 import type { Store } from '../storage/db.js';
 import { SqlRateLimitCounts } from '../storage/repositories/rate-limit-counts.js';
-import type { RateLimiter } from './hooks.js';
 
 /**
  * RATE_LIMIT_PER_MINUTE per account over a rolling minute; 0 turns it off. On PostgreSQL the
  * counts are shared through the database so the limit holds across instances; on SQLite (one
  * instance) they live in memory.
  */
-export function createRateLimiter(config: Config, store: Store, log: FastifyBaseLogger): RateLimiter {
+export function createRateLimiter(config: Config, store: Store, log: Logger): RateLimiter {
   if (config.rateLimitPerMinute === 0) return { consume: () => 0 };
   const limiter = new SlidingWindowRateLimiter({
     limitPerWindow: config.rateLimitPerMinute,

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { errors } from '../domain/errors.js';
+import { errors } from '../../domain/errors.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 

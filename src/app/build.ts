@@ -1,0 +1,57 @@
+import type { Config } from '../config.js';
+import { Authenticator } from '../domain/auth.js';
+import { CredentialService } from '../domain/credentials/service.js';
+import { TlsEdgeService } from '../domain/edges/service.js';
+import type { RateLimiter } from '../domain/rate-limit.js';
+import { buildHttpApp, type HttpApp } from '../http/app.js';
+import { createLogger, type Logger } from '../observability/logger.js';
+import { Metrics } from '../observability/metrics.js';
+import type { Store } from '../storage/db.js';
+import { isUnavailableError } from '../storage/errors.js';
+import { SqlAccountRepository } from '../storage/repositories/accounts.js';
+import { SqlApiKeyLookup } from '../storage/repositories/api-key-lookup.js';
+import { SqlCredentialRepository } from '../storage/repositories/credentials.js';
+import { SqlTlsEdgeRepository } from '../storage/repositories/tls-edges.js';
+import { createRateLimiter } from './rate-limit.js';
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  logger?: Logger;
+  rateLimiter?: RateLimiter;
+}
+
+/**
+ * The composition root of the API: repositories over the store, the domain services over
+ * them, the metrics, then the HTTP application that serves them. Never listens (start.ts does).
+ */
+export async function buildApp(deps: AppDeps): Promise<HttpApp> {
+  const { config, store } = deps;
+  const logger = deps.logger ?? createLogger(config.logLevel);
+
+  const accounts = SqlAccountRepository.of(store);
+  const credentialRepository = new SqlCredentialRepository(store);
+  const authenticator = new Authenticator(new SqlApiKeyLookup(store), credentialRepository);
+  const credentials = new CredentialService(credentialRepository, {
+    isActiveMember: async (accountId, id) => {
+      const principal = await accounts.getPrincipal(id);
+      return principal !== undefined && principal.accountId === accountId && principal.revokedAt === null;
+    },
+  });
+  const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules);
+
+  const metrics = new Metrics();
+  store.observeQueries((kind, ms, failed) => metrics.observeQuery(store.dialect, kind, ms, failed));
+
+  return buildHttpApp({
+    config,
+    logger,
+    authenticator,
+    credentials,
+    edges,
+    rateLimiter: deps.rateLimiter ?? createRateLimiter(config, store, logger),
+    metrics,
+    ping: () => store.ping(),
+    isUnavailable: isUnavailableError,
+  });
+}

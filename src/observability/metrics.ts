@@ -1,0 +1,50 @@
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram } from './prometheus.js';
+
+let processRegistry: Registry | undefined;
+
+/** Process metrics are per process, not per app: collected once however many apps a process builds. */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/**
+ * The instruments of one application: the HTTP layer records requests into them
+ * (http/pipeline/metrics.ts), app/ feeds them the store's query timings. Labels are route
+ * templates, methods, statuses, error codes and statement kinds: never an id, a key or a token.
+ */
+export class Metrics {
+  readonly httpRequests = new Counter('burrow_http_requests_total', 'HTTP requests answered, by route template, method and status.');
+  readonly httpDuration = new Histogram(
+    'burrow_http_request_duration_seconds',
+    'Time from request to response, by route template and method.',
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  );
+  readonly httpErrors = new Counter('burrow_http_errors_total', 'Error answers by status and error_code ("none" where the answer has no code).');
+  readonly dbQueries = new Histogram(
+    'burrow_db_query_duration_seconds',
+    'Database statement latency by dialect, statement kind and outcome (on SQLite: a read\'s execution; a write\'s time from queued to durable).',
+    [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
+  );
+  private readonly families = [this.httpRequests, this.httpDuration, this.httpErrors, this.dbQueries];
+
+  /** One database statement: its dialect, kind (select, insert, …), duration and outcome. */
+  observeQuery(dialect: string, kind: string, ms: number, failed: boolean): void {
+    const outcome = failed ? 'error' : 'ok';
+    this.dbQueries.get(`${kind}|${outcome}`, () => ({ dialect, kind, outcome })).observe(ms / 1000);
+  }
+
+  /** The Content-Type of `render()`'s text. */
+  get contentType(): string {
+    return processMetrics().contentType;
+  }
+
+  /** Process metrics, then this application's, in the Prometheus text format. */
+  async render(): Promise<string> {
+    return (await processMetrics().metrics()) + this.families.map((family) => family.render()).join('');
+  }
+}
