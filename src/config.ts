@@ -1,5 +1,6 @@
 import { isKsuid } from './domain/ids.js';
 import { isWellFormedSecret, secretKsuid } from './domain/secrets.js';
+import { bindHostnameProblem } from './domain/acl.js';
 
 /**
  * The only reader of the environment. `loadConfig` validates every variable once, at start,
@@ -23,6 +24,35 @@ export interface Config {
   readonly headersTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
   readonly shutdownGraceMs: number;
+  /** The data plane (TUNNELS.md §1). */
+  readonly tunnels: TunnelConfig;
+}
+
+export interface TunnelConfig {
+  /** 0 = no data plane on this instance (API only). */
+  readonly agentPort: number;
+  /** Where the agent port listens: HOST. */
+  readonly agentHost: string;
+  readonly agentTlsCert: string | undefined;
+  readonly agentTlsKey: string | undefined;
+  readonly agentHostname: string | undefined;
+  readonly tlsDir: string;
+  readonly edgeHost: string;
+  /** 0 = off. */
+  readonly edgeHttpPort: number;
+  readonly edgeTlsPort: number;
+  readonly edgeTcpPorts: readonly { readonly first: number; readonly last: number }[];
+  readonly edgeDomain: string;
+  readonly edgePublicHost: string;
+  /** Ports written in URLs (a load balancer may map other ports onto the listeners). */
+  readonly edgePublicHttpPort: number;
+  readonly edgePublicTlsPort: number;
+  readonly edgeTlsCert: string | undefined;
+  readonly edgeTlsKey: string | undefined;
+  /** 0 = no limit. */
+  readonly maxSessionsPerAccount: number;
+  readonly maxEndpointsPerSession: number;
+  readonly region: string;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -67,6 +97,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
     headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 1, 3_600_000),
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 1, 3_600_000),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
+    tunnels: tunnelConfig(env),
   };
   if (config.requestTimeoutMs > 0 && config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_MS', `must not exceed REQUEST_TIMEOUT_MS (${config.requestTimeoutMs})`);
@@ -139,4 +170,80 @@ function bootstrapKey(env: Env): string | undefined {
     throw new ConfigError('BOOTSTRAP_API_KEY', 'must be a well-formed API key: <27 base62 characters>_<20-22 base62 characters>');
   }
   return raw;
+}
+
+function tunnelConfig(env: Env): TunnelConfig {
+  const host = text(env, 'HOST', '127.0.0.1');
+  const edgeHttpPort = integer(env, 'EDGE_HTTP_PORT', 8081, 0, 65535);
+  const edgeTlsPort = integer(env, 'EDGE_TLS_PORT', 8443, 0, 65535);
+  const config: TunnelConfig = {
+    agentPort: integer(env, 'AGENT_PORT', 4443, 0, 65535),
+    agentHost: host,
+    agentTlsCert: present(env, 'AGENT_TLS_CERT'),
+    agentTlsKey: present(env, 'AGENT_TLS_KEY'),
+    agentHostname: optionalName(env, 'AGENT_HOSTNAME'),
+    tlsDir: text(env, 'TLS_DIR', './data/tls'),
+    edgeHost: text(env, 'EDGE_HOST', host),
+    edgeHttpPort,
+    edgeTlsPort,
+    edgeTcpPorts: portRanges(env, 'EDGE_TCP_PORTS', '20000-20099'),
+    edgeDomain: name(env, 'EDGE_DOMAIN', 'burrow.localhost'),
+    edgePublicHost: name(env, 'EDGE_PUBLIC_HOST', '127.0.0.1'),
+    edgePublicHttpPort: integer(env, 'EDGE_PUBLIC_HTTP_PORT', edgeHttpPort || 80, 1, 65535),
+    edgePublicTlsPort: integer(env, 'EDGE_PUBLIC_TLS_PORT', edgeTlsPort || 443, 1, 65535),
+    edgeTlsCert: present(env, 'EDGE_TLS_CERT'),
+    edgeTlsKey: present(env, 'EDGE_TLS_KEY'),
+    maxSessionsPerAccount: integer(env, 'MAX_SESSIONS_PER_ACCOUNT', 100, 0, 1_000_000),
+    maxEndpointsPerSession: integer(env, 'MAX_ENDPOINTS_PER_SESSION', 100, 1, 10_000),
+    region: regionName(env),
+  };
+  pair(config.agentTlsCert, config.agentTlsKey, 'AGENT_TLS_CERT', 'AGENT_TLS_KEY');
+  pair(config.edgeTlsCert, config.edgeTlsKey, 'EDGE_TLS_CERT', 'EDGE_TLS_KEY');
+  return Object.freeze(config);
+}
+
+/** A domain of two labels or more, or an IPv4 address (SPEC 5.3's host), stored lower-case. */
+function name(env: Env, variable: string, fallback: string): string {
+  const raw = present(env, variable) ?? fallback;
+  const problem = bindHostnameProblem(raw);
+  if (problem) throw new ConfigError(variable, `must be a domain of two labels or more, or an IPv4 address: ${problem}`);
+  return raw.toLowerCase();
+}
+
+function optionalName(env: Env, variable: string): string | undefined {
+  const raw = present(env, variable);
+  if (raw === undefined) return undefined;
+  if (/^[0-9a-fA-F:]+$/.test(raw) && raw.includes(':')) return raw; // an IPv6 address
+  if (/^[A-Za-z0-9.-]+$/.test(raw) && !raw.startsWith('.') && !raw.endsWith('.')) return raw.toLowerCase();
+  throw new ConfigError(variable, `must be a host name or an IP address, got ${JSON.stringify(raw)}`);
+}
+
+function regionName(env: Env): string {
+  const raw = present(env, 'REGION') ?? 'local';
+  if (/^[a-z0-9-]{1,32}$/.test(raw)) return raw;
+  throw new ConfigError('REGION', `must be 1 to 32 lower-case letters, digits or "-", got ${JSON.stringify(raw)}`);
+}
+
+/** `20000-20099`, `20000,20005-20010`, or empty for none. */
+function portRanges(env: Env, variable: string, fallback: string): { first: number; last: number }[] {
+  const value = env[variable];
+  const raw = value === undefined ? fallback : value.trim();
+  if (raw === '') return [];
+  const ranges: { first: number; last: number }[] = [];
+  for (const part of raw.split(',')) {
+    const match = /^\s*(\d{1,5})(?:\s*-\s*(\d{1,5}))?\s*$/.exec(part);
+    const first = Number(match?.[1]);
+    const last = match?.[2] === undefined ? first : Number(match[2]);
+    if (!match || first < 1 || last > 65535 || last < first) {
+      throw new ConfigError(variable, `must be ports or port ranges such as "20000-20099" or "20000,20005-20010", got ${JSON.stringify(raw)}`);
+    }
+    ranges.push({ first, last });
+  }
+  return ranges;
+}
+
+function pair(cert: string | undefined, key: string | undefined, certName: string, keyName: string): void {
+  if ((cert === undefined) !== (key === undefined)) {
+    throw new ConfigError(cert === undefined ? certName : keyName, `must be set together with ${cert === undefined ? keyName : certName}`);
+  }
 }

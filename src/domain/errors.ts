@@ -171,6 +171,13 @@ export const errors = {
   policy: (code: string, message: string, param: string) => new ApiError(400, code, message, { param }),
 
   // SPEC §3: every 5xx body says only this; the status and Retry-After tell a client to retry.
+  /** POST /tunnel_sessions/{id}/stop|restart|update to an agent that cannot (TUNNELS.md §2). */
+  agentCommandUnsupported: (command: 'stop' | 'restart' | 'update', reason: string) =>
+    new ApiError(
+      400,
+      command === 'stop' ? 'ERR_NGROK_805' : command === 'restart' ? 'ERR_NGROK_804' : 'ERR_NGROK_806',
+      `This ngrok agent does not support remote ${command === 'stop' ? 'stopping' : command === 'restart' ? 'restarting' : 'updating'}: ${reason.replace(/\.+$/, '')}.`,
+    ),
   unavailable: () => new ApiError(503, undefined, INTERNAL_MESSAGE, {}, { 'Retry-After': '1' }),
   internal: () => new ApiError(500, undefined, INTERNAL_MESSAGE),
 };

@@ -1,6 +1,6 @@
 import { aclIsUnrestricted, aclPermitsBind, bindHostnameProblem } from '../acl.js';
 import { randomBase36 } from './names.js';
-import { agentErrors } from './agent-errors.js';
+import { agentErrors, AgentRefusal } from './agent-errors.js';
 
 /** How the public side is reached: what a bind may ask for and how its URL is written. */
 export interface EdgeSettings {
@@ -115,4 +115,31 @@ export function claimKey(target: { kind: 'hostname'; hostname: string } | { kind
 
 function nonEmpty(value: string | undefined): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** A live tunnel as the ACL sees it: a hostname, a TCP port, or labels. */
+export type HeldTarget =
+  | { readonly kind: 'hostname'; readonly hostname: string }
+  | { readonly kind: 'tcp'; readonly port: number }
+  | { readonly kind: 'labels'; readonly labels: Readonly<Record<string, string>> };
+
+/**
+ * Whether a credential's (new) ACL still permits a live tunnel (TUNNELS.md §2, revocation);
+ * returns the refusal to send when it does not.
+ */
+export function aclRefusalFor(target: HeldTarget, credential: BindingCredential, edge: EdgeSettings): AgentRefusal | null {
+  if (target.kind === 'hostname') {
+    return aclPermitsBind(credential.acl, { domain: target.hostname }) ? null : agentErrors.nameNotPermitted(credential.id, target.hostname);
+  }
+  if (target.kind === 'tcp') {
+    const address = `${edge.publicHost}:${target.port}`;
+    return aclPermitsBind(credential.acl, { address }) ? null : agentErrors.addressNotPermitted(credential.id, address);
+  }
+  try {
+    checkLabels(target.labels, credential);
+    return null;
+  } catch (error) {
+    if (error instanceof AgentRefusal) return error;
+    throw error;
+  }
 }

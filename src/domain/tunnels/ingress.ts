@@ -1,5 +1,6 @@
 import { isWellFormedSecret, secretKsuid, secretMatchesHash } from '../secrets.js';
-import { newId } from '../ids.js';
+import { isIdOf, newId } from '../ids.js';
+import { isResumeProof, resumeProof } from './tokens.js';
 import { validatePolicy } from '../policy/index.js';
 import { agentErrors, AgentRefusal } from './agent-errors.js';
 import { claimKey, publicUrl, resolveBindTarget, checkLabels, type BindAsk, type BindTarget, type EdgeSettings } from './binds.js';
@@ -49,8 +50,9 @@ export interface AgentHello {
   readonly stopUnsupported: string | null;
   readonly restartUnsupported: string | null;
   readonly updateUnsupported: string | null;
-  /** The session id asked for on a reconnect, if it is one of ours and free. */
-  readonly resumeId: string | undefined;
+  /** On a reconnect: the previous `ClientId` and `Cookie`. */
+  readonly previousId: string;
+  readonly cookie: string;
 }
 
 export interface Clock {
@@ -76,7 +78,7 @@ export class AgentIngress {
   ) {}
 
   /** Checks the token (105 / 107) and the session limit (108), then records the session. */
-  async authenticate(hello: AgentHello): Promise<{ session: TunnelSession; credential: AgentCredential }> {
+  async authenticate(hello: AgentHello): Promise<{ session: TunnelSession; credential: AgentCredential; cookie: string }> {
     const token = hello.token;
     if (!isWellFormedSecret(token)) throw agentErrors.malformedToken(token);
     const credential = await this.repository.findCredential(`cr_${secretKsuid(token)}`);
@@ -84,8 +86,9 @@ export class AgentIngress {
     const max = this.limits.maxSessionsPerAccount;
     if (max > 0 && (await this.repository.countSessions(credential.accountId)) >= max) throw agentErrors.tooManySessions(max);
     const { id, createdAt } = newId('ts');
+    const resumed = isIdOf(hello.previousId, 'ts') && isResumeProof(credential.tokenHash, hello.previousId, hello.cookie);
     const session: TunnelSession = {
-      id: hello.resumeId ?? id,
+      id: resumed ? hello.previousId : id,
       accountId: credential.accountId,
       credentialId: credential.id,
       instanceId: this.instanceId,
@@ -100,7 +103,7 @@ export class AgentIngress {
       updateUnsupported: hello.updateUnsupported,
     };
     await this.repository.insertSession(session);
-    return { session, credential };
+    return { session, credential, cookie: resumeProof(credential.tokenHash, session.id) };
   }
 
   endSession(sessionId: string): Promise<void> {

@@ -65,3 +65,18 @@ export interface LiveObjectReader {
   getEndpoint(accountId: string, id: string): Promise<Endpoint | undefined>;
   listEndpoints(accountId: string, page: Page): Promise<PageOf<Endpoint>>;
 }
+
+/** The data plane's bookkeeping across instances (TUNNELS.md §7). */
+export interface DataPlaneRepository {
+  /** Records that the instance is alive (insert or update). */
+  beat(instanceId: string, startedAt: string, nowMs: number): Promise<void>;
+  /** Removes every row of instances not seen since `staleBeforeMs`; returns how many instances. */
+  sweep(staleBeforeMs: number): Promise<number>;
+  /** Removes the instance and every row it owns (a clean stop). */
+  removeInstance(instanceId: string): Promise<void>;
+  /** The ACLs of those credentials that still exist under a live account. */
+  liveCredentials(ids: readonly string[]): Promise<Map<string, readonly string[]>>;
+  enqueueCommand(instanceId: string, sessionId: string, command: SessionCommand, nowMs: number): Promise<void>;
+  /** Removes and returns the commands queued for the instance, oldest first. */
+  takeCommands(instanceId: string): Promise<{ sessionId: string; command: SessionCommand }[]>;
+}

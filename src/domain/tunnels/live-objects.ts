@@ -1,0 +1,60 @@
+import type { Principal } from '../accounts/types.js';
+import { errors } from '../errors.js';
+import { isIdOf } from '../ids.js';
+import type { PageOf } from '../paging.js';
+import type { Endpoint, LiveObjectReader, SessionCommand, Tunnel, TunnelSession } from './types.js';
+
+/** Delivers a command to whichever instance holds the session (app/ wires it). */
+export interface SessionControl {
+  send(session: TunnelSession, command: SessionCommand): Promise<void>;
+}
+
+/**
+ * The REST side of the data plane (TUNNELS.md §2–§3): read-only listings of sessions, tunnels and
+ * endpoints, and the three session commands. Another account's objects are not found.
+ */
+export class LiveObjectService {
+  constructor(
+    private readonly reader: LiveObjectReader,
+    private readonly control: SessionControl,
+  ) {}
+
+  async getSession(caller: Principal, id: string): Promise<TunnelSession> {
+    const session = isIdOf(id, 'ts') ? await this.reader.getSession(caller.accountId, id) : undefined;
+    if (!session) throw errors.notFound();
+    return session;
+  }
+
+  listSessions(caller: Principal, beforeId: string | undefined, limit: number): Promise<PageOf<TunnelSession>> {
+    if (beforeId !== undefined && !isIdOf(beforeId, 'ts')) throw errors.invalidBeforeId(beforeId, 'tunnel session');
+    return this.reader.listSessions(caller.accountId, { beforeId, limit });
+  }
+
+  listTunnels(caller: Principal, beforeId: string | undefined, limit: number): Promise<PageOf<Tunnel>> {
+    if (beforeId !== undefined && !isIdOf(beforeId, 'tn')) throw errors.invalidBeforeId(beforeId, 'tunnel');
+    return this.reader.listTunnels(caller.accountId, { beforeId, limit });
+  }
+
+  async getEndpoint(caller: Principal, id: string): Promise<Endpoint> {
+    const endpoint = isIdOf(id, 'ep') ? await this.reader.getEndpoint(caller.accountId, id) : undefined;
+    if (!endpoint) throw errors.notFound();
+    return endpoint;
+  }
+
+  listEndpoints(caller: Principal, beforeId: string | undefined, limit: number): Promise<PageOf<Endpoint>> {
+    if (beforeId !== undefined && !isIdOf(beforeId, 'ep')) throw errors.invalidBeforeId(beforeId, 'endpoint');
+    return this.reader.listEndpoints(caller.accountId, { beforeId, limit });
+  }
+
+  /**
+   * Stop / restart / update (204), or 400 ERR_NGROK_805 / 804 / 806 when the agent said in its
+   * Auth that it cannot (or is too old to say), leaving the session untouched.
+   */
+  async command(caller: Principal, id: string, command: SessionCommand): Promise<void> {
+    const session = await this.getSession(caller, id);
+    const unsupported =
+      command === 'stop' ? session.stopUnsupported : command === 'restart' ? session.restartUnsupported : session.updateUnsupported;
+    if (unsupported !== '') throw errors.agentCommandUnsupported(command, unsupported ?? 'the agent is too old to support it');
+    await this.control.send(session, command);
+  }
+}

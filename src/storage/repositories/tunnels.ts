@@ -1,0 +1,181 @@
+import type { AgentCredential, IngressRepository } from '../../domain/tunnels/ingress.js';
+import type { DataPlaneRepository, Endpoint, SessionCommand, Tunnel, TunnelSession } from '../../domain/tunnels/types.js';
+import type { Store } from '../types.js';
+
+/**
+ * The data plane's rows (migration 004). Not a hot path (a few statements per agent session and
+ * bind), so plain Kysely queries; every row names its instance so a dead instance's rows can be
+ * swept by any other.
+ */
+export class SqlTunnelRepository implements IngressRepository, DataPlaneRepository {
+  constructor(private readonly store: Store) {}
+
+  private get db() {
+    return this.store.db;
+  }
+
+  async findCredential(id: string): Promise<AgentCredential | undefined> {
+    const row = await this.db
+      .selectFrom('credentials')
+      .innerJoin('accounts', 'accounts.id', 'credentials.account_id')
+      .select(['credentials.id', 'credentials.account_id', 'credentials.owner_id', 'credentials.acl', 'credentials.token_hash'])
+      .where('credentials.id', '=', id)
+      .where('accounts.revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return { id: row.id, accountId: row.account_id, ownerId: row.owner_id, acl: JSON.parse(row.acl) as string[], tokenHash: row.token_hash };
+  }
+
+  async countSessions(accountId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('tunnel_sessions')
+      .select((eb) => eb.fn.countAll<number | string>().as('count'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return Number(row?.count ?? 0);
+  }
+
+  async insertSession(session: TunnelSession): Promise<void> {
+    const row = {
+      id: session.id,
+      account_id: session.accountId,
+      credential_id: session.credentialId,
+      instance_id: session.instanceId,
+      ip: session.ip,
+      metadata: session.metadata,
+      os: session.os,
+      agent_version: session.agentVersion,
+      region: session.region,
+      started_at: session.startedAt,
+      stop_unsupported: session.stopUnsupported,
+      restart_unsupported: session.restartUnsupported,
+      update_unsupported: session.updateUnsupported,
+    };
+    // A resumed session keeps its id: its row, if still there, is replaced.
+    const { id: _id, ...changes } = row;
+    await this.db.insertInto('tunnel_sessions').values(row).onConflict((c) => c.column('id').doUpdateSet(changes)).execute();
+    await this.store.durable();
+  }
+
+  async deleteSession(id: string): Promise<void> {
+    await this.db.deleteFrom('tunnels').where('session_id', '=', id).execute();
+    await this.db.deleteFrom('tunnel_sessions').where('id', '=', id).execute();
+  }
+
+  async claim(key: string, accountId: string, instanceId: string, claimedAt: string): Promise<string> {
+    await this.db
+      .insertInto('tunnel_claims')
+      .values({ key, account_id: accountId, instance_id: instanceId, claimed_at: claimedAt })
+      .onConflict((c) => c.column('key').doNothing())
+      .execute();
+    const row = await this.db.selectFrom('tunnel_claims').select('account_id').where('key', '=', key).executeTakeFirst();
+    // Released between the two statements: claim again on the next bind rather than loop here.
+    return row?.account_id ?? '';
+  }
+
+  async release(key: string, accountId: string, instanceId: string): Promise<void> {
+    await this.db.deleteFrom('tunnel_claims').where('key', '=', key).where('account_id', '=', accountId).where('instance_id', '=', instanceId).execute();
+  }
+
+  async insertEndpoint(endpoint: Endpoint): Promise<boolean> {
+    const result = await this.db
+      .insertInto('endpoints')
+      .values({
+        id: endpoint.id,
+        account_id: endpoint.accountId,
+        instance_id: endpoint.instanceId,
+        url: endpoint.url,
+        proto: endpoint.proto,
+        host: endpoint.host,
+        port: endpoint.port,
+        session_id: endpoint.sessionId,
+        principal_id: endpoint.principalId,
+        traffic_policy: endpoint.trafficPolicy,
+        pooling_enabled: endpoint.poolingEnabled ? 1 : 0,
+        created_at: endpoint.createdAt,
+        updated_at: endpoint.updatedAt,
+      })
+      .onConflict((c) => c.column('url').doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+  }
+
+  async deleteEndpoint(id: string): Promise<void> {
+    await this.db.deleteFrom('endpoints').where('id', '=', id).execute();
+  }
+
+  async insertTunnel(tunnel: Tunnel): Promise<void> {
+    await this.db
+      .insertInto('tunnels')
+      .values({
+        id: tunnel.id,
+        account_id: tunnel.accountId,
+        session_id: tunnel.sessionId,
+        instance_id: tunnel.instanceId,
+        proto: tunnel.proto,
+        public_url: tunnel.publicUrl,
+        labels: tunnel.labels === null ? null : JSON.stringify(tunnel.labels),
+        forwards_to: tunnel.forwardsTo,
+        metadata: tunnel.metadata,
+        endpoint_id: tunnel.endpointId,
+        started_at: tunnel.startedAt,
+      })
+      .execute();
+    await this.store.durable();
+  }
+
+  async deleteTunnel(id: string): Promise<void> {
+    await this.db.deleteFrom('tunnels').where('id', '=', id).execute();
+  }
+
+  async beat(instanceId: string, startedAt: string, nowMs: number): Promise<void> {
+    await this.db
+      .insertInto('instances')
+      .values({ id: instanceId, started_at: startedAt, last_seen_at: nowMs })
+      .onConflict((c) => c.column('id').doUpdateSet({ last_seen_at: nowMs }))
+      .execute();
+  }
+
+  async sweep(staleBeforeMs: number): Promise<number> {
+    const stale = await this.db.selectFrom('instances').select('id').where('last_seen_at', '<', staleBeforeMs).execute();
+    for (const { id } of stale) await this.removeInstance(id);
+    return stale.length;
+  }
+
+  async removeInstance(instanceId: string): Promise<void> {
+    for (const table of ['tunnels', 'endpoints', 'tunnel_claims', 'session_commands', 'tunnel_sessions'] as const) {
+      await this.db.deleteFrom(table).where('instance_id', '=', instanceId).execute();
+    }
+    await this.db.deleteFrom('instances').where('id', '=', instanceId).execute();
+  }
+
+  async liveCredentials(ids: readonly string[]): Promise<Map<string, readonly string[]>> {
+    const found = new Map<string, readonly string[]>();
+    for (let i = 0; i < ids.length; i += 500) {
+      const rows = await this.db
+        .selectFrom('credentials')
+        .innerJoin('accounts', 'accounts.id', 'credentials.account_id')
+        .select(['credentials.id', 'credentials.acl'])
+        .where('credentials.id', 'in', ids.slice(i, i + 500))
+        .where('accounts.revoked_at', 'is', null)
+        .execute();
+      for (const row of rows) found.set(row.id, JSON.parse(row.acl) as string[]);
+    }
+    return found;
+  }
+
+  async enqueueCommand(instanceId: string, sessionId: string, command: SessionCommand, nowMs: number): Promise<void> {
+    await this.db.insertInto('session_commands').values({ instance_id: instanceId, session_id: sessionId, command, created_at: nowMs }).execute();
+    await this.store.durable();
+  }
+
+  async takeCommands(instanceId: string): Promise<{ sessionId: string; command: SessionCommand }[]> {
+    const rows = await this.db
+      .deleteFrom('session_commands')
+      .where('instance_id', '=', instanceId)
+      .returning(['id', 'session_id', 'command'])
+      .execute();
+    rows.sort((a, b) => Number(a.id) - Number(b.id));
+    return rows.map((row) => ({ sessionId: row.session_id, command: row.command as SessionCommand }));
+  }
+}

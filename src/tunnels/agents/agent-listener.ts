@@ -1,0 +1,65 @@
+import tls from 'node:tls';
+import type { AgentSessions } from './agent-sessions.js';
+
+export interface AgentListenerOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly cert: string;
+  readonly key: string;
+}
+
+/**
+ * The TLS port agents dial (TUNNELS.md §1). muxado runs directly inside TLS; neither client
+ * family offers ALPN. A handshake that does not finish within 10 s is dropped.
+ */
+export class AgentListener {
+  readonly name = 'agents';
+  private readonly server: tls.Server;
+  private readonly sockets = new Set<tls.TLSSocket>();
+
+  constructor(
+    private readonly options: AgentListenerOptions,
+    private readonly sessions: AgentSessions,
+  ) {
+    this.server = tls.createServer({ cert: options.cert, key: options.key, handshakeTimeout: 10_000, minVersion: 'TLSv1.2' }, (socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+      socket.setNoDelay(true);
+      socket.setKeepAlive(true, 30_000);
+      this.sessions.accept(socket);
+    });
+    // A failed handshake is the client's problem: never the process's.
+    this.server.on('tlsClientError', (_error, socket) => socket.destroy());
+  }
+
+  listen(): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.options.port, this.options.host, () => {
+        this.server.off('error', reject);
+        const address = this.server.address();
+        resolve(typeof address === 'object' && address ? `tls://${address.address}:${address.port}` : String(address));
+      });
+    });
+  }
+
+  get port(): number {
+    const address = this.server.address();
+    return typeof address === 'object' && address ? address.port : 0;
+  }
+
+  /** Phase 1: stop accepting; every session gets GOAWAY (agents reconnect elsewhere). */
+  beginShutdown(): void {
+    this.server.close();
+    this.sessions.beginShutdown();
+  }
+
+  /** Phase 2: let the agents leave on their own, then cut what is left. */
+  async close(graceMs: number): Promise<void> {
+    this.server.close();
+    const deadline = Date.now() + Math.min(graceMs, 2_000);
+    while (this.sockets.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (const socket of this.sockets) socket.destroy();
+    await this.sessions.closeAll('shutdown');
+  }
+}

@@ -1,0 +1,340 @@
+import type { Socket } from 'node:net';
+import { AgentRefusal, agentErrors } from '../../domain/tunnels/agent-errors.js';
+import type { BindAsk, BindProto, EdgeSettings } from '../../domain/tunnels/binds.js';
+import { newId } from '../../domain/ids.js';
+import type { AgentCredential, AgentIngress, IngressLimits, IngressRepository } from '../../domain/tunnels/ingress.js';
+import { isResumeProof, resumeProof } from '../../domain/tunnels/tokens.js';
+import type { TunnelSession } from '../../domain/tunnels/types.js';
+import type { Logger } from '../../observability/logger.js';
+import { MuxadoSession } from '../muxado/index.js';
+import {
+  AgentConnection,
+  AgentError,
+  echoBindOpts,
+  type AuthRequest,
+  type AuthResponse,
+  type BindRequest,
+  type BindResponse,
+  type StartTunnelWithLabelRequest,
+} from '../protocol/index.js';
+import type { LiveTunnel, TunnelRegistry } from '../registry.js';
+import { LiveBinds, type BoundTarget } from './live-binds.js';
+
+/** Options that change who may connect or what they see, which burrow does not serve (TUNNELS.md §3). */
+const UNSERVED_OPTIONS = new Set([
+  'Auth',
+  'BasicAuth',
+  'OAuth',
+  'OIDC',
+  'WebhookVerification',
+  'MutualTLSCA',
+  'MutualTLSAtEdge',
+  'CircuitBreaker',
+  'RequestHeaders',
+  'ResponseHeaders',
+  'UserAgentFilter',
+  'Compression',
+  'WebsocketTCPConverter',
+  'TLSTermination',
+]);
+const PROTOS: ReadonlySet<string> = new Set(['http', 'https', 'tcp', 'tls']);
+
+export interface AgentSessionSettings {
+  readonly edge: EdgeSettings;
+  readonly limits: IngressLimits;
+  readonly heartbeatIntervalMs: number;
+  readonly heartbeatToleranceMs: number;
+  readonly authTimeoutMs: number;
+}
+
+/** A tunnel as this instance holds it: the routing entry plus what is needed to undo it. */
+export interface HeldTunnel extends LiveTunnel {
+  readonly target: BoundTarget | undefined;
+}
+
+/** One authenticated agent session on this instance. */
+export class LiveSession {
+  readonly tunnels = new Map<string, HeldTunnel>();
+  constructor(
+    readonly record: TunnelSession,
+    /** Replaced when its ACL changes (revocation.ts). */
+    public credential: AgentCredential,
+    readonly connection: AgentConnection,
+  ) {}
+
+  get id(): string {
+    return this.record.id;
+  }
+}
+
+/**
+ * The agent sessions of this instance: the protocol handlers (thin: read the request, ask the
+ * domain, shape the answer) and the live state the public side routes by.
+ */
+export class AgentSessions {
+  private readonly sessions = new Map<string, LiveSession>();
+  private readonly binds: LiveBinds;
+  private shuttingDown = false;
+
+  constructor(
+    private readonly ingress: AgentIngress,
+    private readonly repository: IngressRepository,
+    readonly registry: TunnelRegistry,
+    private readonly settings: AgentSessionSettings,
+    private readonly logger: Logger,
+  ) {
+    this.binds = new LiveBinds(ingress, repository, registry, settings.edge);
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  get(sessionId: string): LiveSession | undefined {
+    return this.sessions.get(sessionId);
+  }
+
+  all(): IterableIterator<LiveSession> {
+    return this.sessions.values();
+  }
+
+  /** Takes a TLS connection from the agent listener. */
+  accept(socket: Socket): void {
+    const mux = new MuxadoSession(socket, { side: 'server' });
+    const ip = socket.remoteAddress ?? '';
+    let live: LiveSession | undefined;
+    const connection = new AgentConnection(mux, {
+      authTimeoutMs: this.settings.authTimeoutMs,
+      heartbeat: { intervalMs: this.settings.heartbeatIntervalMs, toleranceMs: this.settings.heartbeatToleranceMs },
+      region: this.settings.edge.region,
+      handlers: {
+        auth: (req, ctx) =>
+          refusals(async () => {
+            const result = await this.authenticate(req, ip, ctx.connection);
+            live = result.live;
+            return result.response;
+          }),
+        bind: (req) => refusals(() => this.bind(required(live), req)),
+        unbind: (req) => refusals(() => this.unbind(required(live), req.id)),
+        startTunnelWithLabel: (req) => refusals(() => this.startLabeled(required(live), req)),
+      },
+    });
+    connection.on('close', (reason: string) => {
+      if (live) void this.end(live, reason);
+    });
+    connection.on('handlerError', (error: unknown, type: string) => this.logger.error({ err: error, stream_type: type }, 'agent request failed'));
+    socket.on('error', () => {}); // the muxado session reports transport errors as its close
+  }
+
+  private async authenticate(req: AuthRequest, ip: string, connection: AgentConnection): Promise<{ live: LiveSession; response: AuthResponse }> {
+    if (this.shuttingDown) throw agentErrors.shuttingDown();
+    const extra = req.extra;
+    const { session, credential, cookie } = await this.ingress.authenticate({
+      token: extra.authToken,
+      ip,
+      os: extra.os,
+      agentVersion: extra.version,
+      metadata: extra.metadata,
+      stopUnsupported: extra.stopUnsupportedError,
+      restartUnsupported: extra.restartUnsupportedError,
+      updateUnsupported: extra.updateUnsupportedError,
+      previousId: req.clientId,
+      cookie: extra.cookie,
+    });
+    // A reconnect that resumed its id replaces what is left of the old connection.
+    const previous = this.sessions.get(session.id);
+    if (previous) await this.end(previous, 'resumed');
+    const live = new LiveSession(session, credential, connection);
+    this.sessions.set(session.id, live);
+    this.logger.info(
+      { event: 'session_start', session_id: session.id, account_id: session.accountId, credential_id: credential.id, ip, agent_version: session.agentVersion, os: session.os },
+      'agent session started',
+    );
+    return {
+      live,
+      response: {
+        clientId: session.id,
+        extra: { version: 'burrow', region: session.region, cookie, accountName: session.accountId, sessionDuration: 0, planName: 'burrow', banner: '' },
+      },
+    };
+  }
+
+  private async bind(live: LiveSession, req: BindRequest): Promise<BindResponse> {
+    try {
+      const response = await this.tryBind(live, req);
+      this.logger.info({ event: 'bind', session_id: live.id, tunnel_id: response.id, proto: req.proto, url: response.url, result: 'ok' }, 'tunnel bound');
+      return response;
+    } catch (error) {
+      if (error instanceof AgentRefusal) {
+        this.logger.info({ event: 'bind', session_id: live.id, proto: req.proto, result: error.errorCode }, 'bind refused');
+      }
+      throw error;
+    }
+  }
+
+  private async tryBind(live: LiveSession, req: BindRequest): Promise<BindResponse> {
+    if (!PROTOS.has(req.proto)) throw agentErrors.badBindPayload(`Unknown protocol ${JSON.stringify(req.proto.slice(0, 20))}; burrow serves http, https, tcp and tls.`);
+    this.checkEndpointCount(live);
+    const proto = req.proto as BindProto;
+    const options = req.options;
+    const unserved = options.otherOptions.filter((name) => UNSERVED_OPTIONS.has(name) && (name !== 'TLSTermination' || proto === 'tls'));
+    if (req.extra.ipPolicyRef !== '') unserved.push('IPPolicyRef');
+    const ask: BindAsk = { proto, hostname: options.hostname, domain: options.domain, subdomain: options.subdomain, addr: options.addr };
+    const target = this.ingress.checkBind(ask, live.credential, {
+      trafficPolicy: options.trafficPolicy ?? undefined,
+      unservedOptions: unserved,
+    });
+    const bound = await this.binds.claim(target, live.record.accountId);
+    try {
+      const url = this.ingress.urlOf(bound);
+      const id = this.tunnelIdFor(live, req);
+      const now = new Date().toISOString();
+      const host = bound.kind === 'tcp' ? this.settings.edge.publicHost : bound.hostname;
+      const port = bound.kind === 'tcp' ? bound.port : proto === 'http' ? (this.settings.edge.httpPort ?? 80) : (this.settings.edge.tlsPort ?? 443);
+      const pool = await this.binds.joinPool(url, req.extra.poolingEnabled, () => ({
+        id: newId('ep').id,
+        accountId: live.record.accountId,
+        instanceId: live.record.instanceId,
+        url,
+        proto,
+        host,
+        port,
+        sessionId: live.id,
+        principalId: live.credential.ownerId,
+        trafficPolicy: options.trafficPolicy ?? '',
+        poolingEnabled: req.extra.poolingEnabled,
+        createdAt: now,
+        updatedAt: now,
+      }));
+      const tunnel: HeldTunnel = {
+        id,
+        sessionId: live.id,
+        accountId: live.record.accountId,
+        proto,
+        url,
+        labels: null,
+        proxyProto: options.proxyProto,
+        target: bound,
+      };
+      try {
+        await this.repository.insertTunnel({
+          id,
+          accountId: live.record.accountId,
+          sessionId: live.id,
+          instanceId: live.record.instanceId,
+          proto,
+          publicUrl: url,
+          labels: null,
+          forwardsTo: req.forwardsTo,
+          metadata: req.extra.metadata,
+          startedAt: now,
+          endpointId: pool.endpointId,
+        });
+      } catch (error) {
+        await this.leavePool(url, id, live.record.accountId);
+        throw error;
+      }
+      pool.tunnels.push(tunnel);
+      live.tunnels.set(id, tunnel);
+      const opts = echoBindOpts(proto, req.opts, bound.kind === 'tcp' ? { addr: `${host}:${bound.port}` } : { hostname: bound.hostname });
+      return { id, url, proto, opts, token: resumeProof(live.credential.tokenHash, id) };
+    } catch (error) {
+      await this.binds.release(bound, live.record.accountId);
+      throw error;
+    }
+  }
+
+  private async startLabeled(live: LiveSession, req: StartTunnelWithLabelRequest): Promise<{ id: string }> {
+    this.checkEndpointCount(live);
+    this.ingress.checkLabels(req.labels, live.credential);
+    const id = newId('tn').id;
+    const tunnel: HeldTunnel = { id, sessionId: live.id, accountId: live.record.accountId, proto: '', url: null, labels: { ...req.labels }, proxyProto: 0, target: undefined };
+    await this.repository.insertTunnel({
+      id,
+      accountId: live.record.accountId,
+      sessionId: live.id,
+      instanceId: live.record.instanceId,
+      proto: '',
+      publicUrl: null,
+      labels: tunnel.labels,
+      forwardsTo: req.forwardsTo,
+      metadata: req.metadata,
+      startedAt: new Date().toISOString(),
+      endpointId: null,
+    });
+    live.tunnels.set(id, tunnel);
+    this.registry.addLabeled(tunnel);
+    this.logger.info({ event: 'bind', session_id: live.id, tunnel_id: id, proto: 'labeled', result: 'ok' }, 'labeled tunnel started');
+    return { id };
+  }
+
+  /** Removes one tunnel; unknown ids and repeats are fine (the npm SDK unbinds twice). */
+  async unbind(live: LiveSession, tunnelId: string): Promise<void> {
+    const tunnel = live.tunnels.get(tunnelId);
+    if (!tunnel) return;
+    live.tunnels.delete(tunnelId);
+    if (tunnel.url === null) this.registry.removeLabeled(tunnelId);
+    await this.repository.deleteTunnel(tunnelId);
+    if (tunnel.url !== null) await this.leavePool(tunnel.url, tunnelId, tunnel.accountId);
+    if (tunnel.target) await this.binds.release(tunnel.target, tunnel.accountId);
+  }
+
+  private async leavePool(url: string, tunnelId: string, _accountId: string): Promise<void> {
+    const emptied = this.registry.removeFromPool(url, tunnelId);
+    if (emptied) await this.repository.deleteEndpoint(emptied.endpointId);
+  }
+
+  /** Ends a session: its tunnels, its rows, its claims. Safe to call twice. */
+  async end(live: LiveSession, reason: string): Promise<void> {
+    if (this.sessions.get(live.id) !== live) return;
+    this.sessions.delete(live.id);
+    if (!live.connection.closed) live.connection.goAwayAndClose();
+    try {
+      for (const tunnelId of [...live.tunnels.keys()]) await this.unbind(live, tunnelId);
+      await this.repository.deleteSession(live.id);
+    } catch (error) {
+      this.logger.error({ err: error, session_id: live.id }, 'could not remove an ended session; the instance sweep will');
+    }
+    this.logger.info({ event: 'session_end', session_id: live.id, reason }, 'agent session ended');
+  }
+
+  private checkEndpointCount(live: LiveSession): void {
+    const max = this.settings.limits.maxEndpointsPerSession;
+    if (max > 0 && live.tunnels.size >= max) throw agentErrors.tooManyEndpoints(max);
+  }
+
+  /** A rebind with its previous id and a matching Token keeps the id (TUNNELS.md §2). */
+  private tunnelIdFor(live: LiveSession, req: BindRequest): string {
+    const previous = req.id;
+    if (previous.startsWith('tn_') && !live.tunnels.has(previous) && isResumeProof(live.credential.tokenHash, previous, req.extra.token)) {
+      return previous;
+    }
+    return newId('tn').id;
+  }
+
+  /** Phase 1 of shutdown: refuse new sessions, GOAWAY every live one. */
+  beginShutdown(): void {
+    this.shuttingDown = true;
+    for (const live of this.sessions.values()) live.connection.goAwayAndClose('server shutting down');
+  }
+
+  async closeAll(reason: string): Promise<void> {
+    await Promise.all([...this.sessions.values()].map((live) => this.end(live, reason)));
+  }
+}
+
+function required(live: LiveSession | undefined): LiveSession {
+  // The protocol layer serves nothing but Auth before Auth succeeded.
+  if (!live) throw new AgentError(109, 'The authentication payload you specified is not valid.');
+  return live;
+}
+
+/** Domain refusals become the protocol's error replies; anything else stays a server error. */
+async function refusals<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof AgentRefusal) throw new AgentError(error.code, error.message);
+    throw error;
+  }
+}

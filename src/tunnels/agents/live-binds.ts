@@ -1,0 +1,114 @@
+import { agentErrors, AgentRefusal } from '../../domain/tunnels/agent-errors.js';
+import { inRanges, type BindTarget, type EdgeSettings } from '../../domain/tunnels/binds.js';
+import type { AgentIngress, IngressRepository } from '../../domain/tunnels/ingress.js';
+import { randomBytes } from 'node:crypto';
+import { EndpointPool, type TunnelRegistry } from '../registry.js';
+
+type Claimable = { kind: 'hostname'; hostname: string } | { kind: 'tcp'; port: number };
+export type BoundTarget = { kind: 'hostname'; proto: 'http' | 'https' | 'tls'; hostname: string } | { kind: 'tcp'; port: number };
+
+const RANDOM_PORT_ATTEMPTS = 64;
+
+/**
+ * Claims held by this instance, counted by use: a claim row is made by the first local tunnel
+ * on a name or port and released with the last one, so the database sees one claim per key.
+ */
+export class LiveBinds {
+  private readonly claimUses = new Map<string, number>();
+
+  constructor(
+    private readonly ingress: AgentIngress,
+    private readonly repository: IngressRepository,
+    private readonly registry: TunnelRegistry,
+    private readonly edge: EdgeSettings,
+  ) {}
+
+  /** Claims the target for the account (320 / 309), choosing a free port for a random TCP bind. */
+  async claim(target: BindTarget, accountId: string): Promise<BoundTarget> {
+    if (target.kind === 'tcp' && target.port === undefined) return this.claimRandomPort(accountId);
+    const bound = target as BoundTarget;
+    await this.claimOnce(bound, accountId);
+    return bound;
+  }
+
+  private async claimOnce(target: Claimable, accountId: string): Promise<void> {
+    const key = keyOf(target);
+    const uses = this.claimUses.get(key) ?? 0;
+    if (uses === 0) await this.ingress.claim(target, accountId);
+    this.claimUses.set(key, uses + 1);
+  }
+
+  async release(target: Claimable, accountId: string): Promise<void> {
+    const key = keyOf(target);
+    const uses = (this.claimUses.get(key) ?? 1) - 1;
+    if (uses > 0) {
+      this.claimUses.set(key, uses);
+      return;
+    }
+    this.claimUses.delete(key);
+    await this.ingress.release(target, accountId);
+  }
+
+  private async claimRandomPort(accountId: string): Promise<BoundTarget> {
+    const ports = this.edge.tcpPorts;
+    const total = ports.reduce((sum, range) => sum + range.last - range.first + 1, 0);
+    if (total === 0) throw agentErrors.noFreeAddress();
+    const start = randomBytes(4).readUInt32BE(0) % total;
+    // Walk the ranges from a random offset: free ports are found without a scan per attempt.
+    for (let step = 0, attempts = 0; step < total && attempts < RANDOM_PORT_ATTEMPTS; step++) {
+      const port = nthPort(ports, (start + step) % total);
+      if (this.claimUses.has(`tcp:${port}`)) continue;
+      attempts++;
+      try {
+        await this.claimOnce({ kind: 'tcp', port }, accountId);
+        return { kind: 'tcp', port };
+      } catch (error) {
+        // Held by another account (on another instance): try the next port.
+        if (!(error instanceof AgentRefusal)) throw error;
+      }
+    }
+    throw agentErrors.noFreeAddress();
+  }
+
+  /**
+   * Joins the URL's pool, or opens one with a new endpoint row. A second bind of one URL needs
+   * pooling on both sides (else 334); an endpoint held by another instance is also 334.
+   */
+  async joinPool(url: string, pooling: boolean, makeEndpoint: () => Parameters<IngressRepository['insertEndpoint']>[0]): Promise<EndpointPool> {
+    const existing = this.registry.pool(url);
+    if (existing) {
+      if (!existing.poolingEnabled || !pooling) throw agentErrors.alreadyOnline(url);
+      return existing;
+    }
+    const endpoint = makeEndpoint();
+    if (!(await this.repository.insertEndpoint(endpoint))) throw agentErrors.alreadyOnline(url);
+    // Another bind of the same URL may have opened the pool while the insert ran.
+    const raced = this.registry.pool(url);
+    if (raced) {
+      await this.repository.deleteEndpoint(endpoint.id);
+      if (!raced.poolingEnabled || !pooling) throw agentErrors.alreadyOnline(url);
+      return raced;
+    }
+    const pool = new EndpointPool(url, endpoint.id, pooling);
+    this.registry.addPool(pool);
+    return pool;
+  }
+
+  isServedPort(port: number): boolean {
+    return inRanges(port, this.edge.tcpPorts);
+  }
+}
+
+function keyOf(target: Claimable): string {
+  return target.kind === 'hostname' ? `host:${target.hostname}` : `tcp:${target.port}`;
+}
+
+function nthPort(ranges: EdgeSettings['tcpPorts'], n: number): number {
+  let rest = n;
+  for (const range of ranges) {
+    const size = range.last - range.first + 1;
+    if (rest < size) return range.first + rest;
+    rest -= size;
+  }
+  return ranges[0]!.first;
+}

@@ -1,0 +1,77 @@
+import { aclRefusalFor, type EdgeSettings, type HeldTarget } from '../../domain/tunnels/binds.js';
+import type { DataPlaneRepository } from '../../domain/tunnels/types.js';
+import type { Logger } from '../../observability/logger.js';
+import type { AgentSessions, LiveSession } from './agent-sessions.js';
+
+/**
+ * Applies credential changes to live sessions (TUNNELS.md §2): a deleted credential (or revoked
+ * account) closes its sessions, a narrowed ACL stops the tunnels it no longer permits. Polls the
+ * database, so a change made through any instance lands within one interval.
+ */
+export class RevocationWatch {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+
+  constructor(
+    private readonly sessions: AgentSessions,
+    private readonly repository: DataPlaneRepository,
+    private readonly edge: EdgeSettings,
+    private readonly logger: Logger,
+    private readonly intervalMs = 400,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.check(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  async check(): Promise<void> {
+    if (this.running || this.sessions.size === 0) return;
+    this.running = true;
+    try {
+      const live = [...this.sessions.all()];
+      const acls = await this.repository.liveCredentials([...new Set(live.map((session) => session.credential.id))]);
+      for (const session of live) {
+        const acl = acls.get(session.credential.id);
+        if (acl === undefined) {
+          this.logger.info({ event: 'session_revoked', session_id: session.id, credential_id: session.credential.id }, 'credential deleted: closing its session');
+          await this.sessions.end(session, 'credential-deleted');
+        } else if (!sameRules(acl, session.credential.acl)) {
+          session.credential = { ...session.credential, acl };
+          await this.applyAcl(session);
+        }
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not check credentials of live sessions');
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async applyAcl(session: LiveSession): Promise<void> {
+    for (const tunnel of [...session.tunnels.values()]) {
+      const target: HeldTarget | undefined =
+        tunnel.labels !== null ? { kind: 'labels', labels: tunnel.labels } : tunnel.target;
+      if (!target) continue;
+      const refusal = aclRefusalFor(target, session.credential, this.edge);
+      if (!refusal) continue;
+      this.logger.info({ event: 'tunnel_revoked', session_id: session.id, tunnel_id: tunnel.id, error_code: refusal.errorCode }, 'ACL narrowed: stopping a tunnel');
+      if (session.connection.version === '3') {
+        await this.sessions.unbind(session, tunnel.id);
+        void session.connection.stopTunnel(tunnel.id, refusal.message, refusal.errorCode).catch(() => undefined);
+      } else {
+        // A protocol-2 agent has no StopTunnel: the session goes (TUNNELS.md §2).
+        await this.sessions.end(session, 'acl-narrowed');
+        return;
+      }
+    }
+  }
+}
+
+function sameRules(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((rule, index) => rule === b[index]);
+}

@@ -1,0 +1,53 @@
+import type { DataPlaneRepository, SessionCommand } from '../../domain/tunnels/types.js';
+import type { Logger } from '../../observability/logger.js';
+import type { AgentSessions } from './agent-sessions.js';
+
+/**
+ * Delivers Stop / Restart / Update to agents. The REST API may run on another instance, so it
+ * queues commands in the database; the instance holding the session takes them within one
+ * interval. A command for a session of this instance goes straight to the agent.
+ */
+export class SessionCommands {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+
+  constructor(
+    private readonly instanceId: string,
+    private readonly sessions: AgentSessions,
+    private readonly repository: DataPlaneRepository,
+    private readonly logger: Logger,
+    private readonly intervalMs = 250,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.poll(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** True when the session is held here and the command went to its agent. */
+  deliverLocally(sessionId: string, command: SessionCommand): boolean {
+    const live = this.sessions.get(sessionId);
+    if (!live) return false;
+    void live.connection.sendCommand(command).then(
+      (outcome) => this.logger.info({ event: 'session_command', session_id: sessionId, command, outcome: outcome.status }, 'command sent to agent'),
+      (error: unknown) => this.logger.warn({ err: error, session_id: sessionId, command }, 'command could not be sent'),
+    );
+    return true;
+  }
+
+  private async poll(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      for (const { sessionId, command } of await this.repository.takeCommands(this.instanceId)) this.deliverLocally(sessionId, command);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not read queued session commands');
+    } finally {
+      this.running = false;
+    }
+  }
+}

@@ -1,0 +1,103 @@
+import { readFile } from 'node:fs/promises';
+import type { TunnelConfig } from '../config.js';
+import type { EdgeSettings } from '../domain/tunnels/binds.js';
+import { AgentIngress, type IngressRepository } from '../domain/tunnels/ingress.js';
+import type { DataPlaneRepository, SessionCommand } from '../domain/tunnels/types.js';
+import type { Logger } from '../observability/logger.js';
+import { AgentListener } from './agents/agent-listener.js';
+import { AgentSessions } from './agents/agent-sessions.js';
+import { RevocationWatch } from './agents/revocation.js';
+import { SessionCommands } from './agents/session-commands.js';
+import { TunnelRegistry } from './registry.js';
+import { agentTlsMaterial } from './tls/material.js';
+
+export interface DataPlaneOptions {
+  readonly config: TunnelConfig;
+  readonly maxPolicyRules: number;
+  readonly instanceId: string;
+  readonly repository: IngressRepository & DataPlaneRepository;
+  readonly logger: Logger;
+}
+
+/** The listeners and background work of the data plane, for app/ to start and stop. */
+export interface DataPlane {
+  readonly listeners: readonly AgentListener[];
+  readonly sessions: AgentSessions;
+  /** Sends a command to a session held here; false when it is not. */
+  deliverLocally(sessionId: string, command: SessionCommand): boolean;
+  /** What an operator needs to know once: where the CA is and how agents trust it. */
+  readonly caNotice: string | undefined;
+  startBackground(): void;
+  stopBackground(): void;
+}
+
+export function edgeSettingsOf(config: TunnelConfig): EdgeSettings {
+  return {
+    edgeDomain: config.edgeDomain,
+    publicHost: config.edgePublicHost,
+    tcpPorts: config.edgeTcpPorts,
+    region: config.region,
+    httpPort: config.edgeHttpPort === 0 ? undefined : config.edgePublicHttpPort,
+    tlsPort: config.edgeTlsPort === 0 ? undefined : config.edgePublicTlsPort,
+  };
+}
+
+export async function createDataPlane(options: DataPlaneOptions): Promise<DataPlane> {
+  const { config, logger, repository } = options;
+  const material = await agentTlsMaterial({
+    tlsDir: config.tlsDir,
+    certFile: config.agentTlsCert,
+    keyFile: config.agentTlsKey,
+    extraHostname: config.agentHostname,
+  });
+  for (const warning of material.warnings) logger.warn({ warning }, 'agent TLS certificate');
+  const edge = edgeSettingsOf(config);
+  const ingress = new AgentIngress(
+    repository,
+    edge,
+    {
+      maxSessionsPerAccount: config.maxSessionsPerAccount,
+      maxEndpointsPerSession: config.maxEndpointsPerSession,
+      maxPolicyRules: options.maxPolicyRules,
+    },
+    options.instanceId,
+  );
+  const registry = new TunnelRegistry();
+  const sessions = new AgentSessions(
+    ingress,
+    repository,
+    registry,
+    { edge, limits: { maxSessionsPerAccount: config.maxSessionsPerAccount, maxEndpointsPerSession: config.maxEndpointsPerSession, maxPolicyRules: options.maxPolicyRules }, heartbeatIntervalMs: 10_000, heartbeatToleranceMs: 20_000, authTimeoutMs: 10_000 },
+    logger,
+  );
+  const agentListener = new AgentListener({ host: config.agentHost, port: config.agentPort, cert: material.cert, key: material.key }, sessions);
+  const revocation = new RevocationWatch(sessions, repository, edge, logger);
+  const commands = new SessionCommands(options.instanceId, sessions, repository, logger);
+  const caNotice = material.createdCa && material.caPath ? await noticeFor(material.caPath) : undefined;
+  return {
+    listeners: [agentListener],
+    sessions,
+    deliverLocally: (sessionId, command) => commands.deliverLocally(sessionId, command),
+    caNotice,
+    startBackground() {
+      revocation.start();
+      commands.start();
+    },
+    stopBackground() {
+      revocation.stop();
+      commands.stop();
+    },
+  };
+}
+
+async function noticeFor(caPath: string): Promise<string> {
+  await readFile(caPath, 'utf8');
+  return (
+    `\nburrow: created a private certificate authority for the agent port: ${caPath}\n` +
+    'Agents must trust it. With the SDK:  new ngrok.SessionBuilder().serverAddr("<host>:<AGENT_PORT>").caCert(fs.readFileSync("' +
+    caPath +
+    '"))\nWith the agent config:  server_addr: <host>:<AGENT_PORT>   root_cas: ' +
+    caPath +
+    '\n\n'
+  );
+}
