@@ -299,7 +299,8 @@ function isPlainObject(value: object): boolean {
 }
 
 function toJson(value: unknown): unknown {
-  if (typeof value === 'bigint') return value.toString();
+  // An int as a JSON number while it stays exact, as text beyond 2^53.
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
   if (value instanceof Date) return value.toISOString();
   if (Array.isArray(value) || value instanceof Set) return [...value].map(toJson);
   if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), toJson(v)]));
