@@ -73,3 +73,83 @@ describe('burrow policy validate', () => {
     assert.match(result.stderr, /no such file/);
   });
 });
+
+describe('burrow policy test', () => {
+  const policy = file(
+    'test.yaml',
+    [
+      'on_tcp_connect:',
+      '  - name: Office only',
+      '    expressions: ["endpoint.host == \'app.example.com\'"]',
+      '    actions:',
+      '      - type: log',
+      '        config: {metadata: {client: "${conn.client_ip}:${conn.client_port}"}}',
+      '      - type: restrict-ips',
+      '        config: {allow: ["203.0.113.0/24", "2001:db8::/32"]}',
+      '  - name: Late',
+      '    expressions: ["timestamp(time.now).getHours() >= 22"]',
+      '    actions: [{type: deny}]',
+      '',
+    ].join('\n'),
+  );
+  const at = ['--endpoint-host', 'app.example.com', '--time', '2024-05-01T12:00:00Z'];
+
+  it('exits 0 for an allowed connection and prints each rule and the verdict', () => {
+    const result = burrow(['policy', 'test', policy, '--client-ip', '203.0.113.7', '--client-port', '41000', ...at]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /Rule 1 \("Office only"\): matched\n  action 1 log: \{"client":"203\.0\.113\.7:41000"\}\n  action 2 restrict-ips: allow \(matched 203\.0\.113\.0\/24\)\n/);
+    assert.match(result.stdout, /Rule 2 \("Late"\): not matched\n/);
+    assert.match(result.stdout, /Verdict: allowed\n$/);
+  });
+
+  it('exits 1 for a closed connection and says which action closed it', () => {
+    const result = burrow(['policy', 'test', policy, '--client-ip', '198.51.100.1', ...at]);
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stdout, /action 2 restrict-ips: deny \(in no allowed CIDR\), connection closed/);
+    assert.match(result.stdout, /Rule 2 \("Late"\): not evaluated/);
+    assert.match(result.stdout, /Verdict: closed by rule 1 \("Office only"\), action 2 \(restrict-ips\)\n$/);
+  });
+
+  it('prints the verdict as JSON with --json (IPv4-mapped client, time given)', () => {
+    const result = burrow(['policy', 'test', policy, '--client-ip', '::ffff:198.51.100.1', '--time', '2024-05-01T23:30:00+00:00', '--json']);
+    assert.equal(result.code, 1, result.stderr);
+    const output = JSON.parse(result.stdout) as Record<string, unknown>;
+    assert.equal(output.allowed, false);
+    assert.deepEqual(output.closedBy, { rule: 2, name: 'Late', action: 1, type: 'deny' });
+    assert.deepEqual((output.rules as Array<{ matched: boolean }>).map((r) => r.matched), [false, true]);
+    assert.equal((output.connection as { time: string }).time, '2024-05-01T23:30:00.000Z');
+  });
+
+  it('exits 2 for an invalid document with the message the API gives', () => {
+    const document = 'on_tcp_connect:\n  - expressions: ["conn.client_ip.matches(\'(a)\\\\\\\\1\')"]\n    actions: [{type: deny}]\n';
+    const expected = validatePolicy(document);
+    assert.ok(!expected.ok);
+    assert.equal(expected.error.code, 'ERR_NGROK_2200');
+    const result = burrow(['policy', 'test', '-', '--client-ip', '203.0.113.7'], document);
+    assert.equal(result.code, 2);
+    assert.equal(result.stdout, '');
+    assert.equal(result.stderr, `-: ERR_NGROK_2200: ${expected.error.message}\n`);
+  });
+
+  it('exits 2 with one line for each kind of bad flag', () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['--client-ip', '203.0.113.256'], /--client-ip "203\.0\.113\.256" is not an IPv4 or IPv6 address/],
+      [['--client-ip', '203.0.113.7', '--client-port', '0'], /--client-port "0" must be a whole number from 1 to 65535/],
+      [['--client-ip', '203.0.113.7', '--server-port', '65536'], /--server-port "65536"/],
+      [['--client-ip', '203.0.113.7', '--time', '2024-05-01 12:00'], /--time "2024-05-01 12:00" is not an RFC 3339 time/],
+      [[], /--client-ip is required/],
+    ];
+    for (const [flags, message] of cases) {
+      const result = burrow(['policy', 'test', policy, ...flags]);
+      assert.equal(result.code, 2, flags.join(' '));
+      assert.match(result.stderr, message);
+      assert.equal(result.stderr.trimEnd().split('\n').length, 1, result.stderr);
+    }
+  });
+
+  it('exits 2 for a file that cannot be read', () => {
+    const result = burrow(['policy', 'test', join(dir, 'missing.yaml'), '--client-ip', '203.0.113.7']);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /no such file/);
+  });
+});

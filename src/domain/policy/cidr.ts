@@ -141,11 +141,30 @@ export function cidrContains(cidr: Cidr, ip: IpAddress): boolean {
   return ((bytes[whole]! ^ cidr.bytes[whole]!) & mask) === 0;
 }
 
+/**
+ * Parsed addresses and CIDRs by their text, for the CEL functions: an expression such as
+ * inCidrRange(conn.client_ip, '10.0.0.0/8') runs on every connection with the same literal, and
+ * parsing it each time would cost more than the comparison. Bounded; cleared when full.
+ */
+const PARSE_CACHE_SIZE = 4096;
+const cidrCache = new Map<string, Cidr | null>();
+const ipCache = new Map<string, IpAddress | null>();
+
+function cached<T>(cache: Map<string, T | null>, text: string, parse: (text: string) => T | null): T | null {
+  let value = cache.get(text);
+  if (value === undefined) {
+    value = parse(text);
+    if (cache.size >= PARSE_CACHE_SIZE) cache.clear();
+    cache.set(text, value);
+  }
+  return value;
+}
+
 /** CEL inCidrRange(ip, cidr): false for an invalid address or CIDR, never an error. */
 export function inCidrRange(ip: unknown, cidr: unknown): boolean {
   if (typeof ip !== 'string' || typeof cidr !== 'string') return false;
-  const address = parseIp(ip);
-  const range = address && parseCidr(cidr);
+  const address = cached(ipCache, ip, parseIp);
+  const range = address && cached(cidrCache, cidr, parseCidr);
   return address !== null && range !== null && cidrContains(range, address);
 }
 
@@ -153,12 +172,154 @@ export function inCidrRange(ip: unknown, cidr: unknown): boolean {
 export function inCidrRanges(ip: unknown, cidrs: unknown): boolean {
   // cel-js hands a list<string> over as an array; anything else is treated as "no ranges".
   if (typeof ip !== 'string' || !Array.isArray(cidrs)) return false;
-  const address = parseIp(ip);
+  const address = cached(ipCache, ip, parseIp);
   if (!address) return false;
   for (const cidr of cidrs as unknown[]) {
     if (typeof cidr !== 'string') continue;
-    const range = parseCidr(cidr);
+    const range = cached(cidrCache, cidr, parseCidr);
     if (range && cidrContains(range, address)) return true;
   }
   return false;
+}
+
+/** The IPv4 address inside an IPv4-mapped IPv6 address (::ffff:a.b.c.d), or null. */
+export function unmapIPv4(ip: IpAddress): IpAddress | null {
+  return ip.version === 6 && isV4Mapped(ip.bytes) ? { version: 4, bytes: ip.bytes.slice(12) } : null;
+}
+
+/** The address in its usual text form when it is IPv4 or IPv4-mapped IPv6; otherwise null. */
+export function ipv4Text(ip: IpAddress): string | null {
+  const v4 = ip.version === 4 ? ip : unmapIPv4(ip);
+  return v4 ? v4.bytes.join('.') : null;
+}
+
+/**
+ * A set of CIDRs answering "which is the most specific CIDR holding this address?" in
+ * O(log n): built once per policy, it is a sorted list of disjoint address segments per family,
+ * each owned by the innermost CIDR covering it (CIDRs are either nested or disjoint, so one
+ * sweep finds it). Addresses are compared as 32-bit words: one for IPv4, four for IPv6.
+ */
+export class CidrSet {
+  private constructor(
+    private readonly v4: Segments,
+    private readonly v6: Segments,
+    /** Number of distinct CIDRs. */
+    readonly size: number,
+  ) {}
+
+  /** `entries` are parsed CIDRs with the text to report for each (as written). Duplicates keep the first. */
+  static build(entries: ReadonlyArray<{ cidr: Cidr; text: string }>): CidrSet {
+    const v4 = entries.filter((e) => e.cidr.version === 4);
+    const v6 = entries.filter((e) => e.cidr.version === 6);
+    const a = buildSegments(v4, 1);
+    const b = buildSegments(v6, 4);
+    return new CidrSet(a.segments, b.segments, a.distinct + b.distinct);
+  }
+
+  /**
+   * The text of the most specific CIDR holding `ip`, or undefined. An IPv4-mapped IPv6 address is
+   * looked up among the IPv4 CIDRs first, then among the IPv6 ones (::ffff:0:0/96 holds it too).
+   */
+  lookup(ip: IpAddress): string | undefined {
+    if (ip.version === 4) return find(this.v4, ip.bytes, 0);
+    if (this.v4.count > 0 && isV4Mapped(ip.bytes)) {
+      const found = find(this.v4, ip.bytes, 12);
+      if (found !== undefined) return found;
+    }
+    return find(this.v6, ip.bytes, 0);
+  }
+}
+
+interface Segments {
+  /** 32-bit words per address: 1 or 4. */
+  width: number;
+  count: number;
+  /** count × width words: first address of each segment, ascending. */
+  starts: Uint32Array;
+  /** count × width words: last address of each segment. */
+  ends: Uint32Array;
+  owners: string[];
+}
+
+function toBigInt(bytes: Uint8Array): bigint {
+  let value = 0n;
+  for (const byte of bytes) value = (value << 8n) | BigInt(byte);
+  return value;
+}
+
+function buildSegments(entries: ReadonlyArray<{ cidr: Cidr; text: string }>, width: number): { segments: Segments; distinct: number } {
+  const bits = BigInt(width * 32);
+  const ranges = entries.map((entry, order) => {
+    const hostBits = bits - BigInt(entry.cidr.prefix);
+    const start = (toBigInt(entry.cidr.bytes) >> hostBits) << hostBits;
+    return { start, end: start + (1n << hostBits) - 1n, text: entry.text, order };
+  });
+  // By start, then the wider range first (it contains the narrower), then in list order.
+  ranges.sort((x, y) => (x.start !== y.start ? (x.start < y.start ? -1 : 1) : x.end !== y.end ? (x.end > y.end ? -1 : 1) : x.order - y.order));
+
+  const out: Array<{ start: bigint; end: bigint; owner: string }> = [];
+  const stack: typeof ranges = [];
+  let cursor = 0n;
+  let distinct = 0;
+  const closeTop = () => {
+    const top = stack.pop()!;
+    if (cursor <= top.end) out.push({ start: cursor, end: top.end, owner: top.text });
+    cursor = top.end + 1n;
+  };
+  for (const range of ranges) {
+    const top = stack[stack.length - 1];
+    if (top && top.start === range.start && top.end === range.end) continue; // a duplicate
+    while (stack.length > 0 && stack[stack.length - 1]!.end < range.start) closeTop();
+    const parent = stack[stack.length - 1];
+    if (parent && cursor < range.start) out.push({ start: cursor, end: range.start - 1n, owner: parent.text });
+    stack.push(range);
+    cursor = range.start;
+    distinct++;
+  }
+  while (stack.length > 0) closeTop();
+
+  const starts = new Uint32Array(out.length * width);
+  const ends = new Uint32Array(out.length * width);
+  out.forEach((segment, i) => {
+    writeWords(starts, i * width, segment.start, width);
+    writeWords(ends, i * width, segment.end, width);
+  });
+  return { segments: { width, count: out.length, starts, ends, owners: out.map((s) => s.owner) }, distinct };
+}
+
+function writeWords(target: Uint32Array, at: number, value: bigint, width: number): void {
+  for (let w = width - 1; w >= 0; w--) {
+    target[at + w] = Number(value & 0xffffffffn);
+    value >>= 32n;
+  }
+}
+
+/** Compares the address (bytes from `offset`) with the word group at `at`: -1, 0 or 1. */
+function compare(words: Uint32Array, at: number, bytes: Uint8Array, offset: number, width: number): number {
+  for (let w = 0; w < width; w++) {
+    const b = offset + w * 4;
+    const value = ((bytes[b]! << 24) | (bytes[b + 1]! << 16) | (bytes[b + 2]! << 8) | bytes[b + 3]!) >>> 0;
+    const other = words[at + w]!;
+    if (value !== other) return value < other ? -1 : 1;
+  }
+  return 0;
+}
+
+function find(segments: Segments, bytes: Uint8Array, offset: number): string | undefined {
+  const { width, starts, ends } = segments;
+  // The last segment starting at or before the address.
+  let low = 0;
+  let high = segments.count - 1;
+  let candidate = -1;
+  while (low <= high) {
+    const mid = (low + high) >>> 1;
+    if (compare(starts, mid * width, bytes, offset, width) >= 0) {
+      candidate = mid;
+      low = mid + 1;
+    } else {
+      high = mid - 1;
+    }
+  }
+  if (candidate < 0 || compare(ends, candidate * width, bytes, offset, width) > 0) return undefined;
+  return segments.owners[candidate];
 }

@@ -6,12 +6,17 @@ import { Environment } from '@marcbachmann/cel-js';
 import { inCidrRange, inCidrRanges } from './cidr.js';
 import { CEL_LIMITS, MAX_EXPRESSION_BYTES } from './limits.js';
 import { quoted, utf8Bytes } from './problem.js';
+import { INVALID_REGEX_CODE, registerRe2Matches } from './regex.js';
 
 // cel-js names a timestamp field by its protobuf name; a bare 'timestamp' here would be an unknown message type.
 const TIMESTAMP = 'google.protobuf.Timestamp';
 
-/** Variables of the phase, as (nested) object schemas: `conn.geo.country_code` type-checks as string. */
-const VARIABLES = {
+/**
+ * Variables of the phase, as (nested) object schemas: `conn.geo.country_code` type-checks as string.
+ * The evaluator builds its activation from the same table (see activation.ts), and a test walks
+ * both, so a name that validates always has a value at run time.
+ */
+export const VARIABLES = {
   conn: {
     client_ip: 'string',
     client_port: 'int',
@@ -53,13 +58,36 @@ export function tcpConnectEnvironment(): Environment {
     env.registerFunction('inCidrRanges(string, list<string>): bool', inCidrRanges, {
       description: 'Whether the IP address lies in any of the CIDR ranges; invalid CIDRs never match.',
     });
+    // matches() with RE2 semantics in linear time, replacing cel-js's backtracking RegExp.
+    registerRe2Matches(env);
     knownFunctions = new Set(env.getDefinitions().functions.map((f) => f.name));
     environment = env;
   }
   return environment;
 }
 
-export type CelCheck = { ok: true; type: string } | { ok: false; reason: string };
+/** A parsed and type-checked expression; calling it with an activation evaluates it. */
+export type CompiledCel = (activation: Record<string, unknown>) => unknown;
+
+export type CelCheck = { ok: true; type: string; compiled: CompiledCel } | { ok: false; reason: string };
+
+/**
+ * While a validation runs, every expression that checks is recorded here by its text, so that
+ * compiling the validated policy does not parse anything again (see collectCompiled).
+ */
+let collector: Map<string, CompiledCel> | undefined;
+
+/** Runs `work` (synchronously) and returns what it returned plus every expression it checked. */
+export function collectCompiled<T>(work: () => T): { result: T; compiled: Map<string, CompiledCel> } {
+  const outer = collector;
+  const compiled = new Map<string, CompiledCel>();
+  collector = compiled;
+  try {
+    return { result: work(), compiled };
+  } finally {
+    collector = outer;
+  }
+}
 
 /** Names that exist only in HTTP phases: pointing this out saves the user a search. */
 const HTTP_ONLY_VARIABLES = new Set(['req', 'res']);
@@ -76,8 +104,9 @@ export function checkCel(expression: string): CelCheck {
   const env = tcpConnectEnvironment();
   let result: ReturnType<Environment['check']>;
   let ast: unknown;
+  let parsed: ReturnType<Environment['parse']> | undefined;
   try {
-    const parsed = env.parse(expression);
+    parsed = env.parse(expression);
     ast = parsed.ast;
     result = parsed.check();
   } catch (error) {
@@ -86,9 +115,12 @@ export function checkCel(expression: string): CelCheck {
     // The limits keep the checker's recursion shallow; this is the backstop if one still overflows.
     else return { ok: false, reason: 'it is too complex to check; split it into several expressions.' };
   }
-  if (result.valid) {
+  if (result.valid && parsed) {
     const mismatch = mapKeyMismatch(ast);
-    return mismatch ? { ok: false, reason: mismatch } : { ok: true, type: result.type ?? 'dyn' };
+    if (mismatch) return { ok: false, reason: mismatch };
+    const compiled = parsed as CompiledCel;
+    collector?.set(expression, compiled);
+    return { ok: true, type: result.type ?? 'dyn', compiled };
   }
   const error = result.error as { code?: string; summary?: string } | undefined;
   return { ok: false, reason: explain(error?.code, error?.summary ?? 'it could not be compiled') };
@@ -149,6 +181,8 @@ function explain(code: string | undefined, summary: string): string {
     const field = /No such key: (\S+)/.exec(summary)?.[1] ?? '';
     return `it reads the field ${quoted(field)}, which does not exist in the on_tcp_connect phase.`;
   }
+  // regex.ts words this one completely (and quotes the pattern briefly).
+  if (code === INVALID_REGEX_CODE) return summary;
   if (code === 'limit_exceeded') return `it is too large or too deeply nested (${clipped}).`;
   return `${clipped.charAt(0).toLowerCase()}${clipped.slice(1)}${/[.!?]$/.test(clipped) ? '' : '.'}`;
 }

@@ -1,4 +1,4 @@
-/** Traffic policy validation for TLS edges (SPEC §7.3); see docs/POLICY.md for the user-facing rules. */
+/** Traffic policy validation (SPEC §7.3) and evaluation (TUNNELS.md §5); see docs/POLICY.md for the user-facing rules. */
 export { validatePolicy } from './validate.js';
 export { POLICY_MAX_BYTES, DEFAULT_MAX_RULES } from './limits.js';
 export { tcpConnectEnvironment } from './environment.js';
@@ -16,3 +16,11 @@ export type {
   ValidatedRule,
   ValidatePolicyOptions,
 } from './types.js';
+
+/** Evaluation (TUNNELS.md §5): compile once per policy version, evaluate per connection. */
+export { compilePolicy } from './program.js';
+export type { PolicyCompilation, PolicyProgram, ProgramRule, ProgramAction } from './program.js';
+export { evaluate } from './evaluate.js';
+export type { ActionOutcome, DenyOutcome, EvaluationError, LogOutcome, RestrictIpsOutcome, RuleOutcome, Verdict } from './evaluate.js';
+export type { PolicyConnection, PolicyEndpoint } from './activation.js';
+export { CidrSet } from './cidr.js';

@@ -16,11 +16,26 @@ import { CODES, PolicyProblem, fail, utf8Bytes } from './problem.js';
 import { readRules, ruleLabel, TCP_PHASE } from './structure.js';
 import { validateActions } from './actions.js';
 import { checkRuleExpression } from './expressions.js';
-import type { PolicyValidation, ValidatePolicyOptions, ValidatedRule } from './types.js';
+import { collectCompiled, type CompiledCel } from './environment.js';
+import type { PolicyValidation, ValidatePolicyOptions, ValidatedPolicy, ValidatedRule } from './types.js';
+
+/**
+ * The expressions each validated policy compiled while it was checked, by their text: compiling the
+ * policy for evaluation (program.ts) takes them from here instead of parsing them again.
+ */
+const compiledByPolicy = new WeakMap<ValidatedPolicy, ReadonlyMap<string, CompiledCel>>();
+
+/** The CEL compiled during the validation that returned `policy`, if it came from validatePolicy. */
+export function compiledDuring(policy: ValidatedPolicy): ReadonlyMap<string, CompiledCel> | undefined {
+  return compiledByPolicy.get(policy);
+}
 
 export function validatePolicy(source: string, options?: ValidatePolicyOptions): PolicyValidation {
   try {
-    return { ok: true, policy: { rules: validate(source, maxRulesOf(options)) } };
+    const { result: rules, compiled } = collectCompiled(() => validate(source, maxRulesOf(options)));
+    const policy: ValidatedPolicy = { rules };
+    compiledByPolicy.set(policy, compiled);
+    return { ok: true, policy };
   } catch (error) {
     if (error instanceof PolicyProblem) return { ok: false, error: { code: error.code, message: error.message } };
     // A bug (or an exhausted stack) must not become a 500 or let an unchecked policy through:
