@@ -13,12 +13,15 @@ import { SqlApiKeyLookup } from '../storage/repositories/api-key-lookup.js';
 import { SqlCredentialRepository } from '../storage/repositories/credentials.js';
 import { SqlTlsEdgeRepository } from '../storage/repositories/tls-edges.js';
 import { createRateLimiter } from './rate-limit.js';
+import type { SessionControl } from '../domain/tunnels/live-objects.js';
 
 export interface AppDeps {
   config: Config;
   store: Store;
   logger?: Logger;
   rateLimiter?: RateLimiter;
+  /** How session commands reach agents; without a data plane here, they are queued for others. */
+  sessionControl?: SessionControl;
 }
 
 /**

@@ -6,6 +6,11 @@ import { openStore, type Store } from '../storage/db.js';
 import { migrateToLatest } from '../storage/migrate.js';
 import { SqlAccountRepository } from '../storage/repositories/accounts.js';
 import { buildApp } from './build.js';
+import { newId } from '../domain/ids.js';
+import type { SessionControl } from '../domain/tunnels/live-objects.js';
+import { SqlTunnelRepository } from '../storage/repositories/tunnels.js';
+import { createDataPlane, type DataPlane } from '../tunnels/data-plane.js';
+import { InstanceKeeper } from '../tunnels/instance-keeper.js';
 import { httpListener, type Listener } from './listeners.js';
 
 export interface RunningServer {
@@ -31,19 +36,42 @@ export async function start(config: Config, logger: Logger = createLogger(config
     throw error;
   }
 
-  const app = await buildApp({ config, store, logger });
-  // The data plane's listeners (src/tunnels/) are added to this list.
-  const listeners: Listener[] = [httpListener(app, config)];
+  const instanceId = newId('inst').id;
+  const tunnelRepository = new SqlTunnelRepository(store);
+  const keeper = new InstanceKeeper(instanceId, tunnelRepository, logger);
+  let dataPlane: DataPlane | undefined;
+  try {
+    await keeper.start();
+    if (config.tunnels.agentPort > 0) {
+      dataPlane = await createDataPlane({ config: config.tunnels, maxPolicyRules: config.maxPolicyRules, instanceId, repository: tunnelRepository, logger });
+    }
+  } catch (error) {
+    await keeper.stop();
+    await store.close();
+    throw error;
+  }
+  const sessionControl: SessionControl = {
+    // A session held here gets the command at once; another instance's takes it from the queue.
+    async send(session, command) {
+      if (session.instanceId === instanceId && dataPlane?.deliverLocally(session.id, command)) return;
+      await tunnelRepository.enqueueCommand(session.instanceId, session.id, command, Date.now());
+    },
+  };
+  const app = await buildApp({ config, store, logger, sessionControl });
+  const listeners: Listener[] = [httpListener(app, config), ...(dataPlane?.listeners ?? [])];
   const addresses: string[] = [];
   try {
     for (const listener of listeners) addresses.push(await listener.listen());
   } catch (error) {
     await Promise.allSettled(listeners.map((listener) => listener.close(0)));
+    await keeper.stop();
     await store.close();
     throw error;
   }
+  dataPlane?.startBackground();
+  if (dataPlane?.caNotice) process.stderr.write(dataPlane.caNotice);
   const address = addresses[0]!;
-  logger.info({ address, database: store.dialect }, 'burrow is listening');
+  logger.info({ address, database: store.dialect, listeners: addresses }, 'burrow is listening');
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -53,6 +81,8 @@ export async function start(config: Config, logger: Logger = createLogger(config
       try {
         await Promise.all(listeners.map((listener) => listener.close(config.shutdownGraceMs)));
       } finally {
+        dataPlane?.stopBackground();
+        await keeper.stop();
         await store.close();
       }
     })());
