@@ -111,7 +111,7 @@ export async function bulkSeedCredentials(
   const store = openStore(databaseUrl);
   try {
     await migrateToLatest(store);
-    const bootstrap = await new AccountService(SqlAccountRepository.of(store)).bootstrap(apiKey);
+    const bootstrap = await new AccountService(new SqlAccountRepository(store)).bootstrap(apiKey);
     if (!bootstrap) throw new Error(`${databaseUrl} was not empty`);
     const accountId = bootstrap.account.id;
     const ownerId = bootstrap.admin.id;

@@ -9,7 +9,7 @@ export async function withAccountService<T>(config: Config, work: (accounts: Acc
   const store = openStore(config.databaseUrl, { poolSize: 2, statementTimeoutMs: config.dbStatementTimeoutMs });
   try {
     await migrateToLatest(store);
-    return await work(new AccountService(SqlAccountRepository.of(store)));
+    return await work(new AccountService(new SqlAccountRepository(store)));
   } finally {
     await store.close();
   }

@@ -32,7 +32,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   const { config, store } = deps;
   const logger = deps.logger ?? createLogger(config.logLevel);
 
-  const accounts = SqlAccountRepository.of(store);
+  const accounts = new SqlAccountRepository(store);
   const credentialRepository = new SqlCredentialRepository(store);
   const authenticator = new Authenticator(new SqlApiKeyLookup(store), credentialRepository);
   const credentials = new CredentialService(credentialRepository, {

@@ -90,7 +90,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
 }
 
 async function bootstrap(store: Store, config: Config, logger: Logger): Promise<void> {
-  const result = await new AccountService(SqlAccountRepository.of(store)).bootstrap(config.bootstrapApiKey);
+  const result = await new AccountService(new SqlAccountRepository(store)).bootstrap(config.bootstrapApiKey);
   if (!result) return;
   logger.info({ account_id: result.account.id, user_id: result.admin.id, api_key_id: result.key.id }, 'bootstrapped an empty database');
   if (result.generatedSecret !== undefined) {

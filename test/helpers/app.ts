@@ -64,7 +64,7 @@ export async function createTestApp(
   const config = loadConfig({}, { DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '0', ...env });
   const store = openStore(config.databaseUrl, { poolSize: 4 });
   await migrateToLatest(store);
-  const accounts = new AccountService(SqlAccountRepository.of(store));
+  const accounts = new AccountService(new SqlAccountRepository(store));
   let admin: Caller;
   let accountId: string;
   if (shared) {

@@ -1,8 +1,9 @@
 import type { Credential, CredentialChanges, CredentialRepository } from '../../domain/credentials/types.js';
 import type { Page, PageOf } from '../../domain/paging.js';
-import type { Store } from '../db.js';
 import { param } from '../prepared.js';
 import type { CredentialsTable } from '../schema.js';
+import type { Store } from '../types.js';
+import { KeysetPages } from './paging.js';
 
 const COLUMNS = ['id', 'owner_id', 'description', 'metadata', 'acl', 'created_at'] as const;
 
@@ -30,8 +31,7 @@ export class SqlCredentialRepository implements CredentialRepository {
         }),
       ),
       get: store.prepare(scoped().where('id', '=', param('id'))),
-      firstPage: store.prepare(scoped().orderBy('id', 'desc').limit(param<number>('limit'))),
-      nextPage: store.prepare(scoped().where('id', '<', param('before')).orderBy('id', 'desc').limit(param<number>('limit'))),
+      list: new KeysetPages(store, scoped),
       // Absent fields are passed as NULL and keep their value: one statement for every PATCH,
       // so concurrent updates of different fields never overwrite each other.
       update: store.prepare(
@@ -70,12 +70,7 @@ export class SqlCredentialRepository implements CredentialRepository {
   }
 
   async listPage(accountId: string, page: Page): Promise<PageOf<Credential>> {
-    const limit = page.limit + 1;
-    const rows =
-      page.beforeId === undefined
-        ? await this.statements.firstPage.all({ account: accountId, limit })
-        : await this.statements.nextPage.all({ account: accountId, before: page.beforeId, limit });
-    return { items: rows.slice(0, page.limit).map((row) => toCredential(row, accountId)), hasMore: rows.length > page.limit };
+    return this.statements.list.fetch({ account: accountId }, page, (row) => toCredential(row, accountId));
   }
 
   async update(accountId: string, id: string, changes: CredentialChanges): Promise<Credential | undefined> {

@@ -1,9 +1,19 @@
 import type { SharedCounts } from '../../domain/rate-limit.js';
-import type { Store } from '../db.js';
+import { param } from '../prepared.js';
+import type { Store } from '../types.js';
 
-/** The rate limiter's shared counts: one row per account and second, summed by every instance. */
+/**
+ * The rate limiter's shared counts: one row per account and second, summed by every instance.
+ * `sync` writes and reads lists of any length, so its SQL is built when it runs.
+ */
 export class SqlRateLimitCounts implements SharedCounts {
-  constructor(private readonly store: Store) {}
+  private readonly statements;
+
+  constructor(private readonly store: Store) {
+    this.statements = {
+      prune: store.prepare(store.db.deleteFrom('rate_limit_counts').where('second', '<', param<number>('before'))),
+    };
+  }
 
   async sync(increments: Map<string, Map<number, number>>, accounts: string[], sinceSecond: number) {
     const rows: { account_id: string; second: number; count: number }[] = [];
@@ -36,6 +46,6 @@ export class SqlRateLimitCounts implements SharedCounts {
   }
 
   async prune(beforeSecond: number): Promise<void> {
-    await this.store.db.deleteFrom('rate_limit_counts').where('second', '<', beforeSecond).execute();
+    await this.statements.prune.run({ before: beforeSecond });
   }
 }

@@ -1,8 +1,9 @@
 import type { TlsEdge, TlsEdgeChanges, TlsEdgeRepository, TrafficPolicyModule } from '../../domain/edges/types.js';
 import type { Page, PageOf } from '../../domain/paging.js';
-import type { Store } from '../db.js';
 import { param } from '../prepared.js';
 import type { TlsEdgesTable } from '../schema.js';
+import type { Store } from '../types.js';
+import { KeysetPages } from './paging.js';
 
 const COLUMNS = ['id', 'description', 'metadata', 'hostports', 'policy_enabled', 'policy_value', 'created_at'] as const;
 
@@ -29,8 +30,7 @@ export class SqlTlsEdgeRepository implements TlsEdgeRepository {
         }),
       ),
       get: store.prepare(scoped().where('id', '=', param('id'))),
-      firstPage: store.prepare(scoped().orderBy('id', 'desc').limit(param<number>('limit'))),
-      nextPage: store.prepare(scoped().where('id', '<', param('before')).orderBy('id', 'desc').limit(param<number>('limit'))),
+      list: new KeysetPages(store, scoped),
       // NULL keeps a column: one statement for every PATCH (the module's two columns are given
       // together or not at all).
       update: store.prepare(
@@ -76,12 +76,7 @@ export class SqlTlsEdgeRepository implements TlsEdgeRepository {
   }
 
   async listPage(accountId: string, page: Page): Promise<PageOf<TlsEdge>> {
-    const limit = page.limit + 1;
-    const rows =
-      page.beforeId === undefined
-        ? await this.statements.firstPage.all({ account: accountId, limit })
-        : await this.statements.nextPage.all({ account: accountId, before: page.beforeId, limit });
-    return { items: rows.slice(0, page.limit).map((row) => toEdge(row, accountId)), hasMore: rows.length > page.limit };
+    return this.statements.list.fetch({ account: accountId }, page, (row) => toEdge(row, accountId));
   }
 
   async update(accountId: string, id: string, changes: TlsEdgeChanges): Promise<TlsEdge | undefined> {
