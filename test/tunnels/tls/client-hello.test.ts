@@ -290,6 +290,14 @@ describe('readClientHello', () => {
     assert.deepEqual(results.map((r) => r.status === 'error' && r.code), ['not_tls', 'timeout', 'closed', 'too_large']);
     assert.deepEqual(results[1]!.buffered, Buffer.from([22, 3, 1]));
   });
+
+  it('answers closed at once for a socket that is already gone', async () => {
+    const { Socket } = await import('node:net');
+    const socket = new Socket();
+    socket.destroy();
+    const result = await readClientHello(socket, { timeoutMs: 5000 });
+    assert.equal(result.status === 'error' && result.code, 'closed');
+  });
 });
 
 describe('unrecognizedNameAlert', () => {
