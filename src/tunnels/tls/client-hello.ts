@@ -239,6 +239,10 @@ export function readClientHello(socket: Socket, options: ReadClientHelloOptions 
       () => finish({ status: 'error', code: 'timeout', reason: `no complete ClientHello within ${timeoutMs} ms`, buffered: collected() }),
       timeoutMs,
     );
+    if (socket.destroyed || socket.readableEnded) {
+      finish({ status: 'error', code: 'closed', reason: 'connection closed before the ClientHello was complete', buffered: collected() });
+      return;
+    }
     socket.on('data', onData);
     socket.on('end', onEnd);
     socket.on('close', onEnd);

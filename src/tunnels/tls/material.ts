@@ -80,6 +80,7 @@ export async function edgeTlsMaterial(options: EdgeTlsOptions): Promise<TlsMater
     keyVar: 'EDGE_TLS_KEY',
     stem: 'edge',
     names: normalizeNames({ dnsNames: [domain, `*.${domain}`] }),
+    coverHost: `probe.${domain}`,
   });
 }
 
@@ -91,6 +92,8 @@ interface MaterialRequest {
   keyVar: string;
   stem: string;
   names: SubjectNames;
+  /** With operator files: warn when the certificate does not cover this name. */
+  coverHost?: string;
 }
 
 async function tlsMaterial(req: MaterialRequest): Promise<TlsMaterial> {
@@ -176,6 +179,10 @@ async function operatorFiles(req: MaterialRequest, certFile: string, keyFile: st
   if (Date.parse(cert.validTo) <= now) warnings.push(`${req.certVar}: ${certFile} expired on ${cert.validTo}`);
   if (Date.parse(cert.validFrom) > now) warnings.push(`${req.certVar}: ${certFile} is not valid before ${cert.validFrom}`);
   if (cert.subjectAltName === undefined) warnings.push(`${req.certVar}: ${certFile} has no subjectAltName; the ngrok agents and browsers refuse such a certificate`);
+  if (req.coverHost !== undefined && cert.checkHost(req.coverHost) === undefined) {
+    const wildcard = req.coverHost.replace(/^[^.]+/, '*');
+    warnings.push(`${req.certVar}: ${certFile} does not cover ${wildcard}; clients of HTTPS endpoints under it will refuse it`);
+  }
   if (cert.ca) warnings.push(`${req.certVar}: ${certFile} is a CA certificate; the ngrok agents refuse a CA certificate as the server's`);
   return { cert: certPem, key: keyPem, caPath: undefined, createdCa: false, source: 'files', issued: false, ca: undefined, warnings };
 }

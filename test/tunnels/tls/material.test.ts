@@ -151,6 +151,23 @@ describe('edgeTlsMaterial', () => {
     await assert.rejects(edgeTlsMaterial({ tlsDir, edgeDomain: '*.x.com' }), oneLine(/EDGE_DOMAIN/));
   });
 
+  it('takes EDGE_TLS_CERT / EDGE_TLS_KEY, warning when they do not cover *.EDGE_DOMAIN', async (t) => {
+    const dir = await tempDir(t);
+    const ca = await loadOrCreateCa(join(dir, 'ca'));
+    const wildcard = await issueCertificate(ca, { dnsNames: ['*.tunnels.example.com'] });
+    const single = await issueCertificate(ca, { dnsNames: ['www.example.com'] });
+    const files = async (leaf: { certPem: string; keyPem: string }, name: string) => {
+      await writeFile(join(dir, `${name}.pem`), leaf.certPem);
+      await writeFile(join(dir, `${name}-key.pem`), leaf.keyPem);
+      return { certFile: join(dir, `${name}.pem`), keyFile: join(dir, `${name}-key.pem`) };
+    };
+    const good = await edgeTlsMaterial({ tlsDir: dir, edgeDomain: 'tunnels.example.com', ...(await files(wildcard, 'w')) });
+    assert.equal(good.source, 'files');
+    assert.deepEqual(good.warnings, []);
+    const narrow = await edgeTlsMaterial({ tlsDir: dir, edgeDomain: 'tunnels.example.com', ...(await files(single, 's')) });
+    assert.ok(narrow.warnings.some((w) => w.includes('does not cover *.tunnels.example.com')), narrow.warnings.join('; '));
+  });
+
   it('names EDGE_TLS_CERT / EDGE_TLS_KEY in its errors', async (t) => {
     const dir = await tempDir(t);
     await assert.rejects(edgeTlsMaterial({ tlsDir: dir, edgeDomain: 'x.com', certFile: join(dir, 'c.pem') }), oneLine(/EDGE_TLS_CERT is set but EDGE_TLS_KEY is not/));
