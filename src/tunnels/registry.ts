@@ -1,4 +1,5 @@
 import type { BindProto } from '../domain/tunnels/binds.js';
+import type { ConnectionPolicy } from '../domain/tunnels/connection-policy.js';
 
 /** What the public side needs to reach one tunnel: its agent connection and how to proxy to it. */
 export interface LiveTunnel {
@@ -11,6 +12,8 @@ export interface LiveTunnel {
   readonly labels: Readonly<Record<string, string>> | null;
   /** PROXY protocol version the agent asked for (0 = none). */
   readonly proxyProto: 0 | 1 | 2;
+  /** The bind's IPRestriction and traffic policy, compiled once; run on every connection. */
+  readonly policy: ConnectionPolicy;
 }
 
 /** The tunnels serving one public URL; more than one only when every bind asked for pooling. */

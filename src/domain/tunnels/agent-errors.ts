@@ -71,8 +71,6 @@ export const agentErrors = {
       301,
       `The bind payload you specified is not valid.\nThe endpoint option ${option} is not served by this burrow server for ${proto} endpoints; remove it from the agent's configuration.`,
     ),
-  invalidPolicyPhase: (phase: string, proto: string) =>
-    new AgentRefusal(2230, `Invalid Traffic Policy phase ${phase} for protocol ${proto}.`),
   credentialRevoked: (credentialId: string) =>
     new AgentRefusal(300, `The authtoken credential ${credentialId} has been revoked\nand is no longer valid.`),
   shuttingDown: () => new AgentRefusal(109, 'This burrow server is shutting down; reconnect to another one.'),

@@ -1,8 +1,8 @@
 import { isWellFormedSecret, secretKsuid, secretMatchesHash } from '../secrets.js';
 import { isIdOf, newId } from '../ids.js';
 import { isResumeProof, resumeProof } from './tokens.js';
-import { validatePolicy } from '../policy/index.js';
-import { agentErrors, AgentRefusal } from './agent-errors.js';
+import { compileBindPolicy, type ConnectionPolicy, type IpRestrictionOption } from './connection-policy.js';
+import { agentErrors } from './agent-errors.js';
 import { claimKey, publicUrl, resolveBindTarget, checkLabels, type BindAsk, type BindTarget, type EdgeSettings } from './binds.js';
 import type { Endpoint, Tunnel, TunnelSession } from './types.js';
 
@@ -63,6 +63,7 @@ export interface Clock {
 export interface BindPolicyOptions {
   /** A policy document (JSON or YAML) sent with the bind, or undefined. */
   readonly trafficPolicy: string | undefined;
+  readonly ipRestriction: IpRestrictionOption | null;
   /** Options set in the bind that burrow does not serve (refused by name). */
   readonly unservedOptions: readonly string[];
 }
@@ -114,25 +115,17 @@ export class AgentIngress {
    * Resolves and checks a bind's target (ACL, options, policy). Claims and endpoints are made
    * by `claimTarget` / `openEndpoint`, which need the instance's live view of its pools.
    */
-  checkBind(ask: BindAsk, credential: AgentCredential, options: BindPolicyOptions): BindTarget {
+  checkBind(ask: BindAsk, credential: AgentCredential, options: BindPolicyOptions): { target: BindTarget; policy: ConnectionPolicy } {
     const [unserved] = options.unservedOptions;
     if (unserved !== undefined) throw agentErrors.unservedOption(unserved, ask.proto);
     const target = resolveBindTarget(ask, credential, this.edge);
-    this.checkPolicy(options.trafficPolicy, ask.proto);
-    return target;
+    // Validated exactly as a module of the REST API: an HTTP phase is ERR_NGROK_2230 there too.
+    const policy = compileBindPolicy(options.trafficPolicy, options.ipRestriction, this.limits.maxPolicyRules);
+    return { target, policy };
   }
 
   checkLabels(labels: Readonly<Record<string, string>>, credential: AgentCredential): void {
     checkLabels(labels, credential);
-  }
-
-  private checkPolicy(document: string | undefined, proto: string): void {
-    if (document === undefined) return;
-    const result = validatePolicy(document, { maxRules: this.limits.maxPolicyRules });
-    if (result.ok) return;
-    const code = Number(result.error.code.replace('ERR_NGROK_', ''));
-    if (code === 2230) throw agentErrors.invalidPolicyPhase(phaseNamed(result.error.message), proto);
-    throw new AgentRefusal(code, result.error.message);
   }
 
   /** Claims a name or port for the account (320 / 309 when another account holds it). */
@@ -155,6 +148,3 @@ export class AgentIngress {
   }
 }
 
-function phaseNamed(message: string): string {
-  return /on_http_re(?:quest|sponse)/.exec(message)?.[0] ?? 'on_http_request';
-}

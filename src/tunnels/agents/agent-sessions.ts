@@ -5,6 +5,7 @@ import { newId } from '../../domain/ids.js';
 import type { AgentCredential, AgentIngress, IngressLimits, IngressRepository } from '../../domain/tunnels/ingress.js';
 import { isResumeProof, resumeProof } from '../../domain/tunnels/tokens.js';
 import type { TunnelSession } from '../../domain/tunnels/types.js';
+import { NO_POLICY } from '../../domain/tunnels/connection-policy.js';
 import type { Logger } from '../../observability/logger.js';
 import { MuxadoSession } from '../muxado/index.js';
 import {
@@ -180,8 +181,9 @@ export class AgentSessions {
     const unserved = options.otherOptions.filter((name) => UNSERVED_OPTIONS.has(name) && (name !== 'TLSTermination' || proto === 'tls'));
     if (req.extra.ipPolicyRef !== '') unserved.push('IPPolicyRef');
     const ask: BindAsk = { proto, hostname: options.hostname, domain: options.domain, subdomain: options.subdomain, addr: options.addr };
-    const target = this.ingress.checkBind(ask, live.credential, {
+    const { target, policy } = this.ingress.checkBind(ask, live.credential, {
       trafficPolicy: options.trafficPolicy ?? undefined,
+      ipRestriction: options.ipRestriction,
       unservedOptions: unserved,
     });
     const bound = await this.binds.claim(target, live.record.accountId);
@@ -214,6 +216,7 @@ export class AgentSessions {
         url,
         labels: null,
         proxyProto: options.proxyProto,
+        policy,
         target: bound,
       };
       try {
@@ -248,7 +251,7 @@ export class AgentSessions {
     this.checkEndpointCount(live);
     this.ingress.checkLabels(req.labels, live.credential);
     const id = newId('tn').id;
-    const tunnel: HeldTunnel = { id, sessionId: live.id, accountId: live.record.accountId, proto: '', url: null, labels: { ...req.labels }, proxyProto: 0, target: undefined };
+    const tunnel: HeldTunnel = { id, sessionId: live.id, accountId: live.record.accountId, proto: '', url: null, labels: { ...req.labels }, proxyProto: 0, policy: NO_POLICY, target: undefined };
     await this.repository.insertTunnel({
       id,
       accountId: live.record.accountId,

@@ -1,0 +1,70 @@
+import { compilePolicy, evaluate, type PolicyConnection, type PolicyProgram, type Verdict } from '../policy/index.js';
+import { AgentRefusal } from './agent-errors.js';
+
+/**
+ * What decides whether one public connection may reach its tunnel (TUNNELS.md §5): the bind's
+ * `IPRestriction` first (as `restrict-ips` with enforce), then a traffic policy (the agent's, or a
+ * TLS edge's module). Compiled once per bind or module version; evaluated per connection.
+ */
+export interface ConnectionPolicy {
+  readonly ipRestriction: PolicyProgram | undefined;
+  readonly policy: PolicyProgram | undefined;
+}
+
+export const NO_POLICY: ConnectionPolicy = Object.freeze({ ipRestriction: undefined, policy: undefined });
+
+export interface IpRestrictionOption {
+  readonly allowCidrs: readonly string[];
+  readonly denyCidrs: readonly string[];
+}
+
+/**
+ * Compiles a bind's IPRestriction and TrafficPolicy, refusing the bind with the policy error's
+ * code and message when either is invalid (the same validation as the REST API's).
+ */
+export function compileBindPolicy(trafficPolicy: string | undefined, ipRestriction: IpRestrictionOption | null | undefined, maxRules: number): ConnectionPolicy {
+  return {
+    ipRestriction: ipRestriction && (ipRestriction.allowCidrs.length > 0 || ipRestriction.denyCidrs.length > 0) ? compileIpRestriction(ipRestriction) : undefined,
+    policy: trafficPolicy === undefined || trafficPolicy === '' ? undefined : compileOrRefuse(trafficPolicy, maxRules),
+  };
+}
+
+function compileIpRestriction(option: IpRestrictionOption): PolicyProgram {
+  const config: Record<string, unknown> = { enforce: true };
+  if (option.allowCidrs.length > 0) config.allow = [...option.allowCidrs];
+  if (option.denyCidrs.length > 0) config.deny = [...option.denyCidrs];
+  const document = JSON.stringify({ on_tcp_connect: [{ name: 'IPRestriction', actions: [{ type: 'restrict-ips', config }] }] });
+  return compileOrRefuse(document, 1);
+}
+
+function compileOrRefuse(document: string, maxRules: number): PolicyProgram {
+  const compiled = compilePolicy(document, { maxRules });
+  if (compiled.ok) return compiled.program;
+  throw new AgentRefusal(Number(compiled.error.code.replace('ERR_NGROK_', '')), compiled.error.message);
+}
+
+/** A connection's verdicts: the IPRestriction's (when any), then the policy's if still allowed. */
+export interface ConnectionVerdict {
+  readonly allowed: boolean;
+  /** `ip_restriction` or `traffic_policy`: which closed the connection. */
+  readonly closedBy: 'ip_restriction' | 'traffic_policy' | undefined;
+  readonly verdicts: readonly Verdict[];
+}
+
+const ALLOWED: ConnectionVerdict = Object.freeze({ allowed: true, closedBy: undefined, verdicts: [] });
+
+export function evaluateConnection(policy: ConnectionPolicy, connection: PolicyConnection): ConnectionVerdict {
+  if (policy.ipRestriction === undefined && policy.policy === undefined) return ALLOWED;
+  const verdicts: Verdict[] = [];
+  if (policy.ipRestriction) {
+    const verdict = evaluate(policy.ipRestriction, connection);
+    verdicts.push(verdict);
+    if (!verdict.allowed) return { allowed: false, closedBy: 'ip_restriction', verdicts };
+  }
+  if (policy.policy) {
+    const verdict = evaluate(policy.policy, connection);
+    verdicts.push(verdict);
+    if (!verdict.allowed) return { allowed: false, closedBy: 'traffic_policy', verdicts };
+  }
+  return { allowed: true, closedBy: undefined, verdicts };
+}

@@ -1,0 +1,48 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AgentRefusal } from '../../../src/domain/tunnels/agent-errors.js';
+import { compileBindPolicy, evaluateConnection, NO_POLICY } from '../../../src/domain/tunnels/connection-policy.js';
+
+const connection = (clientIp: string) => ({
+  clientIp,
+  clientPort: 40000,
+  serverIp: '127.0.0.1',
+  serverPort: 20001,
+  region: 'local',
+  startedAt: 0,
+  now: 0,
+  endpoint: { url: 'tcp://127.0.0.1:20001', host: '127.0.0.1', port: 20001, protocol: 'tcp' },
+});
+
+test('no policy allows everything without evaluating', () => {
+  assert.equal(evaluateConnection(NO_POLICY, connection('1.2.3.4')).allowed, true);
+});
+
+test('IPRestriction runs first and closes with its own name', () => {
+  const policy = compileBindPolicy('{"on_tcp_connect":[{"actions":[{"type":"deny"}]}]}', { allowCidrs: ['10.0.0.0/8'], denyCidrs: [] }, 25);
+  const outside = evaluateConnection(policy, connection('192.0.2.1'));
+  assert.deepEqual([outside.allowed, outside.closedBy, outside.verdicts.length], [false, 'ip_restriction', 1]);
+  const inside = evaluateConnection(policy, connection('10.1.2.3'));
+  assert.deepEqual([inside.allowed, inside.closedBy, inside.verdicts.length], [false, 'traffic_policy', 2]);
+});
+
+test('deny CIDRs of IPRestriction, IPv4-mapped clients included', () => {
+  const policy = compileBindPolicy(undefined, { allowCidrs: [], denyCidrs: ['192.0.2.0/24'] }, 25);
+  assert.equal(evaluateConnection(policy, connection('::ffff:192.0.2.9')).allowed, false);
+  assert.equal(evaluateConnection(policy, connection('198.51.100.1')).allowed, true);
+});
+
+test('an invalid agent policy refuses the bind with the API code', () => {
+  const refused = (document: string) => {
+    try {
+      compileBindPolicy(document, null, 25);
+    } catch (error) {
+      assert.ok(error instanceof AgentRefusal);
+      return error.code;
+    }
+    assert.fail('expected a refusal');
+  };
+  assert.equal(refused('on_http_request: [{actions: [{type: deny}]}]'), 2230);
+  assert.equal(refused('{"on_tcp_connect": [{"expressions": ["1 +"], "actions": [{"type": "deny"}]}]}'), 2200);
+  assert.throws(() => compileBindPolicy(undefined, { allowCidrs: ['not-a-cidr'], denyCidrs: [] }, 25), AgentRefusal);
+});
