@@ -18,11 +18,11 @@ const AUTH_GO = JSON.stringify({ Version: ['3', '2'], ClientId: '', Extra: { Aut
 
 const handlers: AgentHandlers = {
   async auth(req) {
-    if (req.extra.authToken !== 'good') throw AgentErrors.invalidAuthtoken();
+    if (req.extra.authToken !== 'good') throw new AgentError(107, 'The authtoken you specified is properly formed, but it is invalid.');
     return { clientId: 'ts_1', extra: { region: 'local' } };
   },
   async bind(req) {
-    if (req.options.hostname === 'refused.example.com') throw AgentErrors.aclNameNotPermitted('cr_1', req.options.hostname);
+    if (req.options.hostname === 'refused.example.com') throw new AgentError(316, `The credential ACL policy does not permit binding this name.\nCredential ID: cr_1\nName: ${req.options.hostname}`);
     if (req.options.hostname === 'boom') throw new Error('db down: secret details');
     const hostname = req.options.hostname || 'gen.burrow.localhost';
     return { id: 'tn_1', url: `https://${hostname}`, proto: req.proto, opts: echoBindOpts(req.proto, req.opts, { hostname }), token: 'rebind' };
@@ -173,7 +173,7 @@ describe('AgentConnection: RPCs after Auth', () => {
     const r = await rpc(agent, StreamType.Bind, JSON.stringify({ Id: 'tn_x', Proto: 'tls', Opts: { Hostname: 'refused.example.com' } }));
     assert.equal(
       r.Error,
-      'The credential ACL policy does not permit binding this name.\nCredential: cr_1\nName: refused.example.com\n\nERR_NGROK_316',
+      'The credential ACL policy does not permit binding this name.\nCredential ID: cr_1\nName: refused.example.com\n\nERR_NGROK_316',
     );
     assert.equal(r.Id, 'tn_x');
     assert.equal(r.Proto, 'tls');
