@@ -11,11 +11,17 @@ export const SECRET_RANDOM_LENGTH = 21;
 const SECRET_SHAPE = /^[0-9A-Za-z]{27}_[0-9A-Za-z]{20,22}$/;
 
 export function randomBase62(length: number): string {
+  return randomFrom(BASE62, length);
+}
+
+/** `length` characters of `alphabet` from the CSPRNG, each equally likely. */
+export function randomFrom(alphabet: string, length: number): string {
+  // Bytes at or above the largest multiple of the alphabet's size are rejected (no modulo bias).
+  const limit = 256 - (256 % alphabet.length);
   let out = '';
   while (out.length < length) {
     for (const byte of randomBytes(length * 2)) {
-      // 248 = 62 * 4: rejecting the rest keeps every character equally likely.
-      if (byte < 248) out += BASE62[byte % 62];
+      if (byte < limit) out += alphabet[byte % alphabet.length];
       if (out.length === length) break;
     }
   }
