@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 
 /** Everything `npm run bench -- <flags>` can change. */
 export interface BenchOptions {
-  mode: 'compare' | 'scale' | 'profile';
+  mode: 'compare' | 'scale' | 'profile' | 'tunnels';
   scenarios: string[];
   /** Seconds per measured round. */
   duration: number;
@@ -19,11 +19,20 @@ export interface BenchOptions {
   pin: boolean;
   /** Keep the temporary directory (databases, profiles) instead of removing it. */
   keep: boolean;
+  /** --tunnels: exit 0 even when a target is missed. */
+  noFail: boolean;
+  /** --tunnels: MB per bulk transfer, SDK sessions of idle-sessions, connections of streams. */
+  bulkMb: number;
+  sessions: number;
+  streams: number;
+  /** --tunnels: run burrow under node --cpu-prof and summarise the profile. */
+  cpuProf: boolean;
 }
 
 export const COMPARE_SCENARIOS = ['get', 'create', 'update', 'list', 'policy'];
 export const SCALE_SCENARIOS = ['get', 'list'];
 export const PROFILE_SCENARIOS = ['get', 'create', 'update'];
+export const TUNNEL_SCENARIOS = ['bulk', 'connections', 'http', 'http64k', 'http-close', 'tls-edge', 'policy', 'streams', 'idle-sessions'];
 
 const USAGE = `npm run bench -- [flags]
 
@@ -31,11 +40,14 @@ const USAGE = `npm run bench -- [flags]
   --scale              get/list at 1,000 vs --rows credentials (default 1,000,000), peak RSS
   --profile            where the time goes: node --cpu-prof and (when usable) perf, per scenario,
                        with the bare baseline profiled as the floor
+  --tunnels            the data plane: direct, TCP relay, TLS relay pair, localtunnel and burrow
+                       (SDK agent) under the same loads; exits 1 when a target is missed
 
   --scenarios a,b      compare: ${COMPARE_SCENARIOS.join(',')} (default all)
                        scale: ${SCALE_SCENARIOS.join(',')} (default), list_deep
                        profile: any of the compare ones (default ${PROFILE_SCENARIOS.join(',')})
-  --duration S         seconds per measured round (default 5)
+  --tunnels-scenarios a,b  tunnels: ${TUNNEL_SCENARIOS.join(',')} (default all)
+  --duration S         seconds per measured round (default 5; tunnels 10)
   --rounds N           measured rounds per target (default 3)
   --warmup S           unmeasured seconds per target before the rounds (default 2)
   --connections N      concurrent keep-alive connections (default 32)
@@ -45,6 +57,14 @@ const USAGE = `npm run bench -- [flags]
   --no-pin             do not pin (by default servers run on CPU 0 and the load generator on the
                        other CPUs, via taskset, so client and server never preempt each other)
   --keep               keep the temporary directory (databases, .cpuprofile, perf.data)
+
+  tunnels only:
+  --no-fail            exit 0 even when a target is missed
+  --bulk-mb N          MB per bulk transfer (default 256)
+  --sessions N         SDK sessions of idle-sessions (default 1000)
+  --streams N          slow connections of streams (default 400)
+  --cpu-prof           run burrow under node --cpu-prof and print where its time went (run one
+                       scenario with --tunnels-scenarios to profile just that one)
 `;
 
 export function parseOptions(argv: string[]): BenchOptions {
@@ -54,8 +74,10 @@ export function parseOptions(argv: string[]): BenchOptions {
     options: {
       scale: { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
+      tunnels: { type: 'boolean', default: false },
       scenarios: { type: 'string' },
-      duration: { type: 'string', default: '5' },
+      'tunnels-scenarios': { type: 'string' },
+      duration: { type: 'string' },
       rounds: { type: 'string', default: '3' },
       warmup: { type: 'string', default: '2' },
       connections: { type: 'string', default: '32' },
@@ -64,6 +86,11 @@ export function parseOptions(argv: string[]): BenchOptions {
       source: { type: 'boolean', default: false },
       'no-pin': { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
+      'no-fail': { type: 'boolean', default: false },
+      'bulk-mb': { type: 'string', default: '256' },
+      sessions: { type: 'string', default: '1000' },
+      streams: { type: 'string', default: '400' },
+      'cpu-prof': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -71,11 +98,16 @@ export function parseOptions(argv: string[]): BenchOptions {
     process.stdout.write(USAGE);
     process.exit(0);
   }
-  if (values.scale && values.profile) throw new UsageError('--scale and --profile are separate modes; pick one.');
-  const mode = values.scale ? 'scale' : values.profile ? 'profile' : 'compare';
-  const known = mode === 'scale' ? [...SCALE_SCENARIOS, 'list_deep'] : COMPARE_SCENARIOS;
-  const defaults = mode === 'scale' ? SCALE_SCENARIOS : mode === 'profile' ? PROFILE_SCENARIOS : COMPARE_SCENARIOS;
-  const scenarios = values.scenarios === undefined ? defaults : values.scenarios.split(',').map((s) => s.trim()).filter(Boolean);
+  if ([values.scale, values.profile, values.tunnels].filter(Boolean).length > 1) {
+    throw new UsageError('--scale, --profile and --tunnels are separate modes; pick one.');
+  }
+  const mode = values.scale ? 'scale' : values.profile ? 'profile' : values.tunnels ? 'tunnels' : 'compare';
+  if (mode !== 'tunnels' && values['tunnels-scenarios'] !== undefined) throw new UsageError('--tunnels-scenarios goes with --tunnels.');
+  if (mode === 'tunnels' && values.scenarios !== undefined) throw new UsageError('with --tunnels, pick scenarios with --tunnels-scenarios.');
+  const known = mode === 'scale' ? [...SCALE_SCENARIOS, 'list_deep'] : mode === 'tunnels' ? TUNNEL_SCENARIOS : COMPARE_SCENARIOS;
+  const defaults = mode === 'scale' ? SCALE_SCENARIOS : mode === 'profile' ? PROFILE_SCENARIOS : mode === 'tunnels' ? TUNNEL_SCENARIOS : COMPARE_SCENARIOS;
+  const picked = mode === 'tunnels' ? values['tunnels-scenarios'] : values.scenarios;
+  const scenarios = picked === undefined ? defaults : picked.split(',').map((s) => s.trim()).filter(Boolean);
   for (const name of scenarios) {
     if (!known.includes(name)) throw new UsageError(`Unknown scenario "${name}" for this mode; known: ${known.join(', ')}.`);
   }
@@ -83,7 +115,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   return {
     mode,
     scenarios,
-    duration: positive('duration', values.duration),
+    duration: positive('duration', values.duration ?? (mode === 'tunnels' ? '10' : '5')),
     rounds: Math.round(positive('rounds', values.rounds)),
     warmup: nonNegative('warmup', values.warmup),
     connections: Math.round(positive('connections', values.connections)),
@@ -92,6 +124,11 @@ export function parseOptions(argv: string[]): BenchOptions {
     source: values.source,
     pin: !values['no-pin'],
     keep: values.keep,
+    noFail: values['no-fail'],
+    bulkMb: positive('bulk-mb', values['bulk-mb']),
+    sessions: Math.round(positive('sessions', values.sessions)),
+    streams: Math.round(positive('streams', values.streams)),
+    cpuProf: values['cpu-prof'],
   };
 }
 

@@ -16,9 +16,11 @@ export interface RunContext {
   out(text: string): void;
 }
 
-/** A mode's verdict: `ok` is false when any answer was not 2xx (targets never fail the run). */
+/** A mode's verdict: `ok` is false when any answer was not 2xx (REST targets never fail the run; tunnel targets do). */
 export interface ModeResult {
   ok: boolean;
+  /** Why the run failed, when not because of non-2xx answers. */
+  failure?: string;
   json: Record<string, unknown>;
 }
 

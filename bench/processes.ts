@@ -106,7 +106,13 @@ const BURROW_VARIABLES = [
   'PORT', 'HOST', 'DATABASE_URL', 'PUBLIC_URL', 'TRUST_PROXY', 'LOG_LEVEL', 'BOOTSTRAP_API_KEY',
   'RATE_LIMIT_PER_MINUTE', 'MAX_POLICY_RULES', 'DB_POOL_SIZE', 'DB_STATEMENT_TIMEOUT_MS',
   'REQUEST_TIMEOUT_MS', 'HEADERS_TIMEOUT_MS', 'KEEP_ALIVE_TIMEOUT_MS', 'SHUTDOWN_GRACE_MS', 'NODE_OPTIONS',
+  'AGENT_PORT', 'AGENT_TLS_CERT', 'AGENT_TLS_KEY', 'AGENT_HOSTNAME', 'TLS_DIR', 'EDGE_HOST', 'EDGE_HTTP_PORT',
+  'EDGE_TLS_PORT', 'EDGE_TCP_PORTS', 'EDGE_DOMAIN', 'EDGE_PUBLIC_HOST', 'EDGE_PUBLIC_HTTP_PORT', 'EDGE_PUBLIC_TLS_PORT',
+  'EDGE_TLS_CERT', 'EDGE_TLS_KEY', 'MAX_SESSIONS_PER_ACCOUNT', 'MAX_ENDPOINTS_PER_SESSION', 'REGION',
 ];
+
+/** The data plane's listeners, off unless a mode turns them on (else AGENT_PORT would default to 4443). */
+const DATA_PLANE_OFF = { AGENT_PORT: '0', EDGE_HTTP_PORT: '0', EDGE_TLS_PORT: '0' };
 
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -147,6 +153,8 @@ export interface BurrowStart {
   apiKey: string;
   /** Flags for node itself, before the script (e.g. --cpu-prof). */
   nodeFlags?: string[];
+  /** More variables (the data plane's ports, TLS_DIR …); the data plane is off without them. */
+  env?: Record<string, string>;
 }
 
 /**
@@ -163,7 +171,11 @@ export async function startBurrow(options: BurrowStart): Promise<ServerChild> {
     RATE_LIMIT_PER_MINUTE: '0',
     LOG_LEVEL: BURROW_LOG_LEVEL,
     BOOTSTRAP_API_KEY: options.apiKey,
+    ...DATA_PLANE_OFF,
+    ...options.env,
   });
+  // The data plane's own ports are not the API (and probing a TLS port over HTTP only waits).
+  const dataPlanePorts = new Set(['AGENT_PORT', 'EDGE_HTTP_PORT', 'EDGE_TLS_PORT'].map((name) => Number(env[name])));
   const logFile = openSync(join(dirname(options.databaseUrl.slice('sqlite:'.length)), `${options.name}.log`), 'a');
   const child = track(
     spawnNode([...(options.nodeFlags ?? []), ...options.command.args], {
@@ -178,6 +190,7 @@ export async function startBurrow(options: BurrowStart): Promise<ServerChild> {
   collectLines(child, output);
   const baseUrl = await waitFor(options.name, child, output, 60_000, async () => {
     for (const port of listeningPorts(child.pid!)) {
+      if (dataPlanePorts.has(port)) continue;
       const url = `http://127.0.0.1:${port}`;
       if (await isReady(url)) return url;
     }
@@ -193,32 +206,39 @@ export function startBaseline(body: string, nodeFlags: string[] = []): Promise<S
 
 /**
  * A TypeScript server script run through tsx that prints `listening <url>` once ready and exits
- * when its stdin closes (the baseline, the experiments' servers).
+ * when its stdin closes (the baseline, the tunnel benchmarks' servers and relays).
  */
 export async function startScriptServer(name: string, script: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<ServerChild> {
-  const child = track(
-    spawnNode([...nodeFlags, '--import', 'tsx', script], {
-      cwd: PROJECT_ROOT,
-      env: cleanEnv(env),
-      // stdin stays open: the script exits when it closes, i.e. when we are gone.
-      stdio: ['pipe', 'pipe', 'pipe'],
-    }),
-  );
+  return startNodeProcess(name, [...nodeFlags, '--import', 'tsx', script], env, (line) => /^listening ([a-z]+:\/\/\S+)$/.exec(line)?.[1]);
+}
+
+/**
+ * `node <args>` as a server-side child (pinned with the servers), ready once `ready` returns a
+ * value for one of its output lines (the value becomes `baseUrl`), or, with `probe`, once that
+ * resolves to one. Its stdin stays open, so scripts can exit when it closes, i.e. when we are gone.
+ */
+export async function startNodeProcess(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  ready: (line: string) => string | undefined,
+  options: { timeoutMs?: number; probe?: () => Promise<string | undefined> } = {},
+): Promise<ServerChild> {
+  const child = track(spawnNode(args, { cwd: PROJECT_ROOT, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] }));
   pin(child, 'server');
   const output: string[] = [];
   let address: string | undefined;
   collectLines(child, output, (line) => {
-    const match = /^listening (http:\/\/\S+)$/.exec(line);
-    if (match) address = match[1];
+    address ??= ready(line);
   });
-  const baseUrl = await waitFor(name, child, output, 30_000, async () => address);
+  const baseUrl = await waitFor(name, child, output, options.timeoutMs ?? 30_000, async () => address ?? (await options.probe?.()));
   return { name, baseUrl, pid: child.pid!, child, output, stop: () => stopChild(child) };
 }
 
-/** The load generator: a separate process running autocannon (bench/load-worker.ts). */
-export function forkLoadWorker(): ChildProcess {
+/** The load generator: a separate process (bench/load-worker.ts: autocannon; or another worker script). */
+export function forkLoadWorker(script = join(BENCH_DIR, 'load-worker.ts')): ChildProcess {
   const child = track(
-    fork(join(BENCH_DIR, 'load-worker.ts'), [], {
+    fork(script, [], {
       cwd: PROJECT_ROOT,
       execArgv: ['--import', 'tsx'],
       env: cleanEnv({}),

@@ -8,8 +8,8 @@ export interface Contestant {
   name: string;
   baseUrl: string;
   seeded: Seeded;
-  /** Its process, to charge it the CPU time each run cost. */
-  pid?: number;
+  /** Its process (or processes: a relay pair, burrow and its agent), charged the CPU time each run cost. */
+  pid?: number | number[];
 }
 
 /** A run and the server CPU time it cost. */
@@ -49,19 +49,35 @@ export type Progress = (line: string) => void;
  * Warms every contestant up, then measures them in turn, A B A B …, `rounds` times each, so that
  * whatever else the machine is doing affects all of them alike.
  */
-export async function alternate(
+export function alternate(
   load: LoadGenerator,
   scenario: Scenario,
   contestants: Contestant[],
   settings: RoundSettings,
   progress: Progress,
 ): Promise<Record<string, Figures>> {
+  return alternateWith(scenario.name, contestants, settings, progress, (c, seconds) =>
+    load.run({ url: c.baseUrl, connections: settings.connections, seconds, spec: scenario.spec(c.seeded) }),
+  );
+}
+
+/** `alternate` with any load: `runLoad` measures one contestant for `seconds` (the tunnel benchmarks' TCP loads). */
+export async function alternateWith<C extends Contestant>(
+  name: string,
+  contestants: C[],
+  settings: RoundSettings,
+  progress: Progress,
+  runLoad: (c: C, seconds: number) => Promise<LoadResult>,
+  /** What `reqPerSec` counts, in the progress lines. */
+  unit = 'req/s',
+): Promise<Record<string, Figures>> {
   const runs = new Map<string, { rounds: Run[]; warmup: Run[] }>();
   for (const c of contestants) runs.set(c.name, { rounds: [], warmup: [] });
-  const run = async (c: Contestant, seconds: number): Promise<Run> => {
-    const cpuBefore = c.pid === undefined ? NaN : cpuSecondsOf(c.pid);
-    const result = await load.run({ url: c.baseUrl, connections: settings.connections, seconds, spec: scenario.spec(c.seeded) });
-    const cpuAfter = c.pid === undefined ? NaN : cpuSecondsOf(c.pid);
+  const cpuOf = (c: Contestant) => (c.pid === undefined ? NaN : [c.pid].flat().reduce((sum, pid) => sum + cpuSecondsOf(pid), 0));
+  const run = async (c: C, seconds: number): Promise<Run> => {
+    const cpuBefore = cpuOf(c);
+    const result = await runLoad(c, seconds);
+    const cpuAfter = cpuOf(c);
     return { ...result, cpuUsPerRequest: ((cpuAfter - cpuBefore) * 1e6) / result.requests };
   };
 
@@ -69,22 +85,22 @@ export async function alternate(
     for (const c of contestants) {
       const result = await run(c, settings.warmupSeconds);
       runs.get(c.name)!.warmup.push(result);
-      progress(`${scenario.name.padEnd(9)} warm-up   ${c.name.padEnd(9)} ${describeRun(result)}`);
+      progress(`${name.padEnd(9)} warm-up   ${c.name.padEnd(9)} ${describeRun(result, unit)}`);
     }
   }
   for (let round = 1; round <= settings.rounds; round++) {
     for (const c of contestants) {
       const result = await run(c, settings.seconds);
       runs.get(c.name)!.rounds.push(result);
-      progress(`${scenario.name.padEnd(9)} round ${round}/${settings.rounds} ${c.name.padEnd(9)} ${describeRun(result)}`);
+      progress(`${name.padEnd(9)} round ${round}/${settings.rounds} ${c.name.padEnd(9)} ${describeRun(result, unit)}`);
     }
   }
 
   const figures: Record<string, Figures> = {};
-  for (const [name, { rounds, warmup }] of runs) {
+  for (const [contestant, { rounds, warmup }] of runs) {
     const all = [...warmup, ...rounds];
     const firstFailure = all.find((r) => r.firstFailure)?.firstFailure;
-    figures[name] = {
+    figures[contestant] = {
       reqPerSec: median(rounds.map((r) => r.reqPerSec)),
       reqPerSecSpread: spread(rounds.map((r) => r.reqPerSec)),
       p50: median(rounds.map((r) => r.p50)),
@@ -101,11 +117,12 @@ export async function alternate(
   return figures;
 }
 
-function describeRun(r: Run): string {
+function describeRun(r: Run, unit: string): string {
   const bad = r.non2xx + r.errors + r.timeouts;
-  const cpu = Number.isFinite(r.cpuUsPerRequest) ? `  cpu ${r.cpuUsPerRequest.toFixed(0).padStart(4)} µs/req` : '';
+  const per = unit.split('/')[0];
+  const cpu = Number.isFinite(r.cpuUsPerRequest) ? `  cpu ${r.cpuUsPerRequest.toFixed(0).padStart(4)} µs/${per === 'req' ? 'req' : per}` : '';
   return (
-    `${Math.round(r.reqPerSec).toLocaleString('en-US').padStart(7)} req/s  p50 ${r.p50.toFixed(2).padStart(6)} ms  ` +
+    `${Math.round(r.reqPerSec).toLocaleString('en-US').padStart(7)} ${unit}  p50 ${r.p50.toFixed(2).padStart(6)} ms  ` +
     `p99 ${r.p99.toFixed(2).padStart(7)} ms${cpu}${bad > 0 ? `  !! ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts` : ''}`
   );
 }

@@ -9,6 +9,7 @@ import { keepTemporaryFiles, makeTempDir, pinCpus, PROJECT_ROOT } from './proces
 import { runProfile } from './profile.js';
 import { describeMachine, machineInfo, revision, writeJson } from './report.js';
 import { runScale } from './scale.js';
+import { runTunnels } from './tunnels/run.js';
 
 /**
  * `npm run bench -- [flags]` (see bench/args.ts or --help). Starts every server and the load
@@ -52,7 +53,7 @@ async function main(): Promise<number> {
   out(`burrow ${rev.commit}${rev.uncommittedSrc.length > 0 ? ` + uncommitted changes in ${rev.uncommittedSrc.join(', ')}` : ''}`);
   const ctx: RunContext = { options, command, dir, machine, log, out };
 
-  const run = { compare: runCompare, scale: runScale, profile: runProfile }[options.mode];
+  const run = { compare: runCompare, scale: runScale, profile: runProfile, tunnels: runTunnels }[options.mode];
   const result: ModeResult = await run(ctx);
   const seconds = (performance.now() - started) / 1000;
   out(`\n(${options.mode} run took ${seconds.toFixed(0)} s)`);
@@ -62,7 +63,7 @@ async function main(): Promise<number> {
     writeJson(file, { mode: options.mode, machine, revision: rev, options, seconds, ...result.json });
     log(`wrote ${file}`);
   }
-  if (!result.ok) process.stderr.write('\nbench: FAILED — some answers were not 2xx; see above.\n');
+  if (!result.ok) process.stderr.write(`\nbench: FAILED — ${result.failure ?? 'some answers were not 2xx'}; see above.\n`);
   return result.ok ? 0 : 1;
 }
 
