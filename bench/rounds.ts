@@ -119,8 +119,7 @@ export async function alternateWith<C extends Contestant>(
 
 function describeRun(r: Run, unit: string): string {
   const bad = r.non2xx + r.errors + r.timeouts;
-  const per = unit.split('/')[0];
-  const cpu = Number.isFinite(r.cpuUsPerRequest) ? `  cpu ${r.cpuUsPerRequest.toFixed(0).padStart(4)} µs/${per === 'req' ? 'req' : per}` : '';
+  const cpu = Number.isFinite(r.cpuUsPerRequest) ? `  cpu ${r.cpuUsPerRequest.toFixed(0).padStart(4)} µs/${unit.split('/')[0]}` : '';
   return (
     `${Math.round(r.reqPerSec).toLocaleString('en-US').padStart(7)} ${unit}  p50 ${r.p50.toFixed(2).padStart(6)} ms  ` +
     `p99 ${r.p99.toFixed(2).padStart(7)} ms${cpu}${bad > 0 ? `  !! ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts` : ''}`

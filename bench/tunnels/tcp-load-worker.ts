@@ -22,6 +22,7 @@ const CONNECTION_TIMEOUT_MS = 10_000;
 
 function runJob(job: TcpJob, progress: (p: string) => void): Promise<TcpResult> {
   if (job.kind === 'connections') return connections(job);
+  if (job.kind === 'http-close') return httpClose(job);
   if (job.kind === 'bulk') return bulk(job);
   return slow(job, progress);
 }
@@ -99,6 +100,52 @@ async function connections(job: Extract<TcpJob, { kind: 'connections' }>): Promi
   );
   const seconds = (performance.now() - started) / 1000;
   return result(seconds, latencies.length, latencies, errors, timeouts);
+}
+
+/**
+ * New HTTP connections, written by hand: autocannon with Connection: close writes its next request
+ * on the closing socket and times it from there, so its latencies (and counts) would be wrong.
+ */
+async function httpClose(job: Extract<TcpJob, { kind: 'http-close' }>): Promise<TcpResult> {
+  const request = Buffer.from(`GET ${job.path} HTTP/1.1\r\nHost: ${job.hostHeader}\r\nConnection: close\r\n\r\n`);
+  const latencies: number[] = [];
+  let errors = 0;
+  let timeouts = 0;
+  let non2xx = 0;
+  const once = () =>
+    new Promise<void>((resolve) => {
+      const started = performance.now();
+      const socket = connect(job.target);
+      const chunks: Buffer[] = [];
+      let done = false;
+      const timer = setTimeout(() => finish('timeout'), CONNECTION_TIMEOUT_MS);
+      function finish(outcome: 'answer' | 'error' | 'timeout') {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        socket.destroy();
+        if (outcome === 'timeout') timeouts++;
+        else if (outcome === 'error') errors++;
+        else if (Buffer.concat(chunks).subarray(0, 12).toString('latin1') !== 'HTTP/1.1 200') non2xx++;
+        else latencies.push(performance.now() - started);
+        resolve();
+      }
+      socket.write(request);
+      socket.on('data', (data: Buffer) => chunks.push(data));
+      socket.on('error', () => finish('error'));
+      // The server closes after its answer (Connection: close): the end is the answer's end.
+      socket.on('end', () => finish(chunks.length > 0 ? 'answer' : 'error'));
+      socket.on('close', () => finish(chunks.length > 0 ? 'answer' : 'error'));
+    });
+  const started = performance.now();
+  const deadline = started + job.seconds * 1000;
+  await Promise.all(
+    Array.from({ length: job.parallel }, async () => {
+      while (performance.now() < deadline) await once();
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return { ...result(seconds, latencies.length + non2xx, latencies, errors, timeouts), non2xx };
 }
 
 function bulk(job: Extract<TcpJob, { kind: 'bulk' }>): Promise<TcpResult> {

@@ -13,6 +13,8 @@ export interface TcpTarget {
 export type TcpJob =
   /** `parallel` loops of: connect, `echo` + payload, read it back, close; for `seconds`. */
   | { kind: 'connections'; target: TcpTarget; parallel: number; seconds: number; payloadBytes: number }
+  /** `parallel` loops of: connect, GET `path` with Connection: close, read the answer to the server's close; for `seconds`. */
+  | { kind: 'http-close'; target: TcpTarget; parallel: number; seconds: number; path: string; hostHeader: string }
   /** One connection moving `bytes` down (server → client) or up. */
   | { kind: 'bulk'; target: TcpTarget; direction: 'down' | 'up'; bytes: number }
   /** `count` echo connections held open, each sending a little every `intervalMs`, for `seconds`. */
@@ -21,7 +23,8 @@ export type TcpJob =
 /**
  * What a TCP job measured, shaped as autocannon's figures so rounds.ts takes both: `requests`
  * counts connections (bulk: transfers), `reqPerSec` is connections/s (bulk: MB/s), latencies in ms
- * (connections: connect to echo; bulk: the transfer; slow: each echo).
+ * (connections: connect to echo; http-close: connect to the whole answer; bulk: the transfer;
+ * slow: each echo); `non2xx` counts HTTP answers that were not 200.
  */
 export interface TcpResult extends LoadResult {
   /** slow: connections that were open at once, and those whose echo was late by more than stallMs or that failed. */
