@@ -14,6 +14,7 @@ export const EDGE_DOMAIN = 'burrow.localhost';
 export const TLS_ENDPOINT_HOST = `bench-tls.${EDGE_DOMAIN}`;
 export const TLS_EDGE_HOST = `bench-edge.${EDGE_DOMAIN}`;
 const EDGE_LABELS = { bench: 'edge' };
+const DENY_ALL = JSON.stringify({ on_tcp_connect: [{ name: 'deny all', actions: [{ type: 'deny' }] }] });
 const AGENT_SCRIPT = fileURLToPath(new URL('./agent.ts', import.meta.url));
 
 export interface BurrowDataPlane {
@@ -129,7 +130,13 @@ export function agentEndpoints(local: LocalServers, policy: string | undefined, 
   return [
     { name: 'tcp', kind: 'tcp', forward: tcp },
     { name: 'http', kind: 'http', forward: `http://127.0.0.1:${portOf(local.http)}` },
-    ...(policy ? [{ name: 'tcp-policy', kind: 'tcp' as const, forward: tcp, policy }] : []),
+    ...(policy
+      ? [
+          { name: 'tcp-policy', kind: 'tcp' as const, forward: tcp, policy },
+          // The control: if a connection gets through this one, policies are not enforced and the scenario would measure nothing.
+          { name: 'tcp-deny', kind: 'tcp' as const, forward: tcp, policy: DENY_ALL },
+        ]
+      : []),
     // TLS passes through burrow and the agent (tcp:// forwards the bytes as they are) to the local TLS server.
     { name: 'tls', kind: 'tls', forward: tls, domain: TLS_ENDPOINT_HOST },
     ...(edge ? [{ name: 'edge', kind: 'labeled' as const, forward: tls, labels: EDGE_LABELS }] : []),
@@ -137,7 +144,7 @@ export function agentEndpoints(local: LocalServers, policy: string | undefined, 
 }
 
 /** burrow's routes, from the URLs the agent printed. */
-export function burrowRoutes(plane: BurrowDataPlane, agent: Agent, urls: Record<string, string>): { path: Path; tcpPolicy?: Route; tlsEndpoint?: Route; tlsEdge?: Route } {
+export function burrowRoutes(plane: BurrowDataPlane, agent: Agent, urls: Record<string, string>): { path: Path; tcpPolicy?: Route; tcpDeny?: Route; tlsEndpoint?: Route; tlsEdge?: Route } {
   const pids = [plane.server.pid, agent.child.pid];
   const tcpRoute = (url: string | undefined): Route | undefined => {
     if (!url) return undefined;
@@ -148,9 +155,11 @@ export function burrowRoutes(plane: BurrowDataPlane, agent: Agent, urls: Record<
   const tls = (servername: string): Route => ({ host: '127.0.0.1', port: plane.tlsPort, servername, pids });
   const tcp = tcpRoute(urls.tcp);
   const tcpPolicy = tcpRoute(urls['tcp-policy']);
+  const tcpDeny = tcpRoute(urls['tcp-deny']);
   return {
     path: { name: 'burrow', ...(tcp ? { tcp } : {}), ...(http ? { http } : {}) },
     ...(tcpPolicy ? { tcpPolicy } : {}),
+    ...(tcpDeny ? { tcpDeny } : {}),
     ...(urls.tls ? { tlsEndpoint: tls(TLS_ENDPOINT_HOST) } : {}),
     ...(urls.edge ? { tlsEdge: tls(TLS_EDGE_HOST) } : {}),
   };

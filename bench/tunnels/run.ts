@@ -94,8 +94,13 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
   for (const [name, r] of tlsRoutes) await check('tls', lanes.tls, name, r, () => probeEcho(r));
   if (burrow.tcpPolicy) {
     const problem = await probeEcho(burrow.tcpPolicy);
-    if (problem === undefined) lanes.tcpPolicy = burrow.tcpPolicy;
-    else missing.set('tcp-policy', `the policy endpoint did not carry a probe: ${problem}`);
+    const denied = burrow.tcpDeny ? (await probeEcho(burrow.tcpDeny)) !== undefined : false;
+    if (problem !== undefined) missing.set('tcp-policy', `the policy endpoint did not carry a probe: ${problem}`);
+    else if (!denied) {
+      const why = 'a connection got through an endpoint whose policy denies every connection: this build does not enforce agent policies';
+      missing.set('tcp-policy', why);
+      out(`burrow (policy): left out — ${why}`);
+    } else lanes.tcpPolicy = burrow.tcpPolicy;
   }
   log(`probes: ${probed.join(', ')}`);
 
@@ -143,8 +148,11 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
   await Promise.all([...children, local.tcp, local.http, local.tls].map((c) => c.stop()));
 
   const targets: Target[] = outcomes.flatMap((o) => o.targets);
-  out(heading('summary: throughput as a ratio to direct (medians of per-round ratios)'));
-  out(summaryTable(outcomes));
+  const summary = summaryTable(outcomes);
+  if (summary) {
+    out(heading('summary: throughput as a ratio to direct (medians of per-round ratios)'));
+    out(summary);
+  }
   out(`\n${targetsTable(targets)}`);
   const skipped = outcomes.filter((o) => o.targets.length === 0).map((o) => o.name);
   if (skipped.length > 0) out(`\nskipped (not available in this build): ${skipped.join(', ')}`);
@@ -172,7 +180,7 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
   };
 }
 
-function summaryTable(outcomes: ScenarioOutcome[]): string {
+function summaryTable(outcomes: ScenarioOutcome[]): string | undefined {
   const rows: (string | number)[][] = [['scenario', ...PATH_ORDER.slice(1)]];
   for (const o of outcomes) {
     const keys = Object.keys(o.ratios);
@@ -182,7 +190,7 @@ function summaryTable(outcomes: ScenarioOutcome[]): string {
       rows.push([`${o.name}${suffix}`, ...PATH_ORDER.slice(1).map((p) => (o.ratios[`${p}${suffix}`] === undefined ? '—' : fmt.ratio(o.ratios[`${p}${suffix}`]!)))]);
     }
   }
-  return table(rows);
+  return rows.length > 1 ? table(rows) : undefined;
 }
 
 function firstLine(error: unknown): string {

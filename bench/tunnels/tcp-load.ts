@@ -34,6 +34,12 @@ export interface TcpResult extends LoadResult {
 
 type WorkerMessage = { id: number; result: TcpResult } | { id: number; error: string } | { id: number; progress: string };
 
+/** IPC sends JSON: a NaN (no latency measured) arrives as null. */
+function revive(result: TcpResult): TcpResult {
+  for (const key of ['p50', 'p90', 'p99', 'max', 'reqPerSec'] as const) if (result[key] === null) result[key] = NaN;
+  return result;
+}
+
 /** The parent side of bench/tunnels/tcp-load-worker.ts: a process of its own, pinned with the load generator. */
 export class TcpLoadGenerator {
   private readonly worker: ChildProcess = forkLoadWorker(fileURLToPath(new URL('./tcp-load-worker.ts', import.meta.url)));
@@ -47,7 +53,7 @@ export class TcpLoadGenerator {
       if ('progress' in message) return waiter.progress?.(message.progress);
       this.pending.delete(message.id);
       if ('error' in message) waiter.reject(new Error(`TCP load worker: ${message.error}`));
-      else waiter.resolve(message.result);
+      else waiter.resolve(revive(message.result));
     });
     this.worker.once('exit', (code, signal) => {
       for (const waiter of this.pending.values()) waiter.reject(new Error(`TCP load worker exited (code ${code}, signal ${signal})`));
