@@ -72,6 +72,12 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
   const lanes: Lanes = {
     tcp: new Map(), http: new Map(), tls: new Map(), missing,
     localPids: { tcp: local.tcp.pid, http: local.http.pid, tls: local.tls.pid },
+    processNames: new Map<number, string>([
+      ...children.map((c) => [c.pid, c.name.replace(/ \((tcp|http)\)$/, '')] as [number, string]),
+      ...[local.tcp, local.http, local.tls].map((c) => [c.pid, 'local server'] as [number, string]),
+      [plane.server.pid, 'burrow'],
+      [agent.child.pid, 'agent'],
+    ]),
   };
   const tlsRoutes = new Map([['direct', route(local.tls, [], { servername: 'relay.bench' })]]);
   if (burrow.tlsEndpoint) tlsRoutes.set('tls endpoint', burrow.tlsEndpoint);

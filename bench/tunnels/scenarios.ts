@@ -1,6 +1,7 @@
 import type { BenchOptions } from '../args.js';
-import type { LoadGenerator } from '../load.js';
-import { memoryOf } from '../procfs.js';
+import type { LoadGenerator, LoadResult } from '../load.js';
+import { cpuSecondsOf, memoryOf } from '../procfs.js';
+import { median } from '../stats.js';
 import { fmt, table, type Target } from '../report.js';
 import { alternateWith, failures, pairedRatio, type Contestant, type Figures, type RoundSettings } from '../rounds.js';
 import type { Route } from './paths.js';
@@ -19,6 +20,8 @@ export interface Lanes {
   /** Why a burrow route is missing (the probe's answer, a refused bind, no tunnel groups). */
   missing: Map<string, string>;
   localPids: { tcp: number; http: number; tls: number };
+  /** pid → what it is (burrow, agent, local server …), for the CPU split. */
+  processNames: Map<number, string>;
 }
 
 export interface ScenarioTools {
@@ -50,6 +53,33 @@ function lanes(routes: Map<string, Route>, localPid: number): Lane[] {
   return [...routes].map(([name, route]) => ({ name, baseUrl: `http://${route.host}:${route.port}`, seeded: NO_SEED, pid: [...route.pids, localPid], route }));
 }
 
+/** CPU µs per request of each of the lane's processes during one run (rounds.ts charges their sum). */
+interface SplitRun extends LoadResult {
+  cpuSplit?: Record<string, number>;
+}
+
+function splitCpu(names: Map<number, string>, run: (c: Lane, seconds: number) => Promise<LoadResult>) {
+  return async (c: Lane, seconds: number): Promise<SplitRun> => {
+    const pids = [c.pid ?? []].flat();
+    const before = pids.map(cpuSecondsOf);
+    const result = await run(c, seconds);
+    const cpuSplit: Record<string, number> = {};
+    pids.forEach((pid, i) => {
+      const name = names.get(pid) ?? String(pid);
+      cpuSplit[name] = (cpuSplit[name] ?? 0) + ((cpuSecondsOf(pid) - before[i]!) * 1e6) / result.requests;
+    });
+    return { ...result, cpuSplit };
+  };
+}
+
+/** "burrow 900 · agent 1,400 · local 200": medians over rounds, scaled like the CPU column. */
+function describeSplit(f: Figures, scale: number): string {
+  const splits = f.rounds.map((r) => (r as SplitRun).cpuSplit ?? {});
+  const names = Object.keys(splits[0] ?? {});
+  if (names.length < 2) return '';
+  return names.map((n) => `${n} ${(median(splits.map((s) => s[n] ?? NaN)) * scale).toFixed(scale === 1 ? 0 : 2)}`).join(' · ');
+}
+
 export function tcpTarget(route: Route): TcpTarget {
   return { host: route.host, port: route.port, ...(route.servername ? { tls: { servername: route.servername } } : {}) };
 }
@@ -61,7 +91,7 @@ function unmeasured(name: string, goal: string, why: string): Target {
 
 function figuresTable(results: Record<string, Figures>, unit: string, cpuUnit: string, reference = 'direct', cpuScale = 1): string {
   const ref = results[reference];
-  const rows: (string | number)[][] = [['path', unit, 'spread', 'p50 ms', 'p99 ms', `CPU ${cpuUnit}`, `× ${reference}`, 'failed']];
+  const rows: (string | number)[][] = [['path', unit, 'spread', 'p50 ms', 'p99 ms', `CPU ${cpuUnit}`, `× ${reference}`, 'failed', 'CPU by process']];
   for (const [name, f] of Object.entries(results)) {
     rows.push([
       name,
@@ -72,6 +102,7 @@ function figuresTable(results: Record<string, Figures>, unit: string, cpuUnit: s
       Number.isFinite(f.cpuUsPerRequest) ? (f.cpuUsPerRequest * cpuScale).toFixed(cpuScale === 1 ? 0 : 2) : '—',
       ref ? fmt.ratio(pairedRatio(f, ref, (r) => r.reqPerSec)) : '—',
       failures(f),
+      describeSplit(f, cpuScale),
     ]);
   }
   return table(rows);
@@ -104,9 +135,9 @@ function outcome(name: string, describe: string, body: string, targets: Target[]
 /** New TCP connections, each: connect, 1 KiB echo, close; 8 in parallel. */
 export async function connectionsScenario(t: ScenarioTools, l: Lanes): Promise<ScenarioOutcome> {
   const contestants = lanes(l.tcp, l.localPids.tcp);
-  const results = await alternateWith('conn', contestants, t.settings, t.log, (c, seconds) =>
+  const results = await alternateWith('conn', contestants, t.settings, t.log, splitCpu(l.processNames, (c, seconds) =>
     t.tcp.run({ kind: 'connections', target: tcpTarget(c.route), parallel: 8, seconds, payloadBytes: 1024 }),
-  'conn/s');
+  ), 'conn/s');
   const targets: Target[] = [];
   const burrow = results.burrow;
   const direct = results.direct!;
@@ -128,11 +159,11 @@ export async function httpScenario(t: ScenarioTools, l: Lanes, kind: 'http' | 'h
   const contestants = lanes(l.http, l.localPids.http);
   const path = kind === 'http64k' ? '/64k' : '/';
   const connections = 16;
-  const results = await alternateWith(kind, contestants, t.settings, t.log, (c, seconds) =>
+  const results = await alternateWith(kind, contestants, t.settings, t.log, splitCpu(l.processNames, (c, seconds) =>
     kind === 'http-close'
       ? t.tcp.run({ kind: 'http-close', target: tcpTarget(c.route), parallel: connections, seconds, path, hostHeader: c.route.hostHeader ?? `${c.route.host}:${c.route.port}` })
       : t.load.run({ url: c.baseUrl, connections, seconds, spec: { method: 'GET', path, headers: c.route.hostHeader ? { host: c.route.hostHeader } : {} } }),
-  );
+  ));
   const targets: Target[] = [];
   const burrow = results.burrow;
   const direct = results.direct!;
@@ -173,9 +204,9 @@ export async function bulkScenario(t: ScenarioTools, l: Lanes): Promise<Scenario
   const ratios: Record<string, number> = {};
   const json: Record<string, unknown> = {};
   for (const direction of ['down', 'up'] as const) {
-    const results = await alternateWith(`bulk ${direction}`, contestants, settings, t.log, (c, share) =>
+    const results = await alternateWith(`bulk ${direction}`, contestants, settings, t.log, splitCpu(l.processNames, (c, share) =>
       t.tcp.run({ kind: 'bulk', target: tcpTarget(c.route), direction, bytes: Math.round(bytes * share) }),
-    'MB/s');
+    ), 'MB/s');
     json[direction] = results;
     // CPU µs per transfer → CPU s per GB.
     parts.push(`${direction === 'down' ? 'down (local server → client)' : 'up (client → local server)'}:\n${figuresTable(results, 'MB/s', 's/GB', 'direct', 1e-6 / (bytes / 1e9))}`);
@@ -201,9 +232,9 @@ export async function tlsEdgeScenario(t: ScenarioTools, l: Lanes): Promise<Scena
     return { name: 'tls-edge', describe, text: `tls-edge: not available — ${edgeMissing}; skipped.`, targets: [], ratios: {}, json: { skipped: edgeMissing } };
   }
   const contestants = lanes(l.tls, l.localPids.tls);
-  const results = await alternateWith('tls-edge', contestants, t.settings, t.log, (c, seconds) =>
+  const results = await alternateWith('tls-edge', contestants, t.settings, t.log, splitCpu(l.processNames, (c, seconds) =>
     t.tcp.run({ kind: 'connections', target: tcpTarget(c.route), parallel: 16, seconds, payloadBytes: 1024 }),
-  'conn/s');
+  ), 'conn/s');
   const edge = results['tls edge'];
   const endpoint = results['tls endpoint'];
   const targets: Target[] = [];
@@ -227,9 +258,9 @@ export async function policyScenario(t: ScenarioTools, l: Lanes, describePolicy:
     return outcome('policy', describe, `policy: not measured — ${why}`, targets, {}, {});
   }
   const contestants = lanes(new Map([['no policy', plain], ['25-rule policy', l.tcpPolicy]]), l.localPids.tcp);
-  const results = await alternateWith('policy', contestants, t.settings, t.log, (c, seconds) =>
+  const results = await alternateWith('policy', contestants, t.settings, t.log, splitCpu(l.processNames, (c, seconds) =>
     t.tcp.run({ kind: 'connections', target: tcpTarget(c.route), parallel: 8, seconds, payloadBytes: 1024 }),
-  'conn/s');
+  ), 'conn/s');
   const ratio = pairedRatio(results['25-rule policy']!, results['no policy']!, (r) => r.reqPerSec);
   const loss = 1 - ratio;
   const targets: Target[] = [
