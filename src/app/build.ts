@@ -13,7 +13,9 @@ import { SqlApiKeyLookup } from '../storage/repositories/api-key-lookup.js';
 import { SqlCredentialRepository } from '../storage/repositories/credentials.js';
 import { SqlTlsEdgeRepository } from '../storage/repositories/tls-edges.js';
 import { createRateLimiter } from './rate-limit.js';
-import type { SessionControl } from '../domain/tunnels/live-objects.js';
+import { LiveObjectService, type SessionControl } from '../domain/tunnels/live-objects.js';
+import { SqlLiveObjectReader } from '../storage/repositories/live-objects.js';
+import { SqlTunnelRepository } from '../storage/repositories/tunnels.js';
 
 export interface AppDeps {
   config: Config;
@@ -42,6 +44,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     },
   });
   const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules);
+  const live = new LiveObjectService(new SqlLiveObjectReader(store), deps.sessionControl ?? queuedControl(new SqlTunnelRepository(store)));
 
   const metrics = new Metrics();
   store.observeQueries((kind, ms, failed) => metrics.observeQuery(store.dialect, kind, ms, failed));
@@ -52,9 +55,15 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     authenticator,
     credentials,
     edges,
+    live,
     rateLimiter: deps.rateLimiter ?? createRateLimiter(config, store, logger),
     metrics,
     ping: () => store.ping(),
     isUnavailable: isUnavailableError,
   });
+}
+
+/** Without a data plane here, a command waits in the queue of the instance holding the session. */
+function queuedControl(repository: SqlTunnelRepository): SessionControl {
+  return { send: (session, command) => repository.enqueueCommand(session.instanceId, session.id, command, Date.now()) };
 }

@@ -2,7 +2,7 @@ import type { Principal } from '../accounts/types.js';
 import { errors } from '../errors.js';
 import { isIdOf } from '../ids.js';
 import type { PageOf } from '../paging.js';
-import type { Endpoint, LiveObjectReader, SessionCommand, Tunnel, TunnelSession } from './types.js';
+import type { ListedEndpoint, ListedTunnel, LiveObjectReader, SessionCommand, TunnelSession } from './types.js';
 
 /** Delivers a command to whichever instance holds the session (app/ wires it). */
 export interface SessionControl {
@@ -30,18 +30,24 @@ export class LiveObjectService {
     return this.reader.listSessions(caller.accountId, { beforeId, limit });
   }
 
-  listTunnels(caller: Principal, beforeId: string | undefined, limit: number): Promise<PageOf<Tunnel>> {
+  async getTunnel(caller: Principal, id: string): Promise<ListedTunnel> {
+    const tunnel = isIdOf(id, 'tn') ? await this.reader.getTunnel(caller.accountId, id) : undefined;
+    if (!tunnel) throw errors.notFound();
+    return tunnel;
+  }
+
+  listTunnels(caller: Principal, beforeId: string | undefined, limit: number): Promise<PageOf<ListedTunnel>> {
     if (beforeId !== undefined && !isIdOf(beforeId, 'tn')) throw errors.invalidBeforeId(beforeId, 'tunnel');
     return this.reader.listTunnels(caller.accountId, { beforeId, limit });
   }
 
-  async getEndpoint(caller: Principal, id: string): Promise<Endpoint> {
+  async getEndpoint(caller: Principal, id: string): Promise<ListedEndpoint> {
     const endpoint = isIdOf(id, 'ep') ? await this.reader.getEndpoint(caller.accountId, id) : undefined;
     if (!endpoint) throw errors.notFound();
     return endpoint;
   }
 
-  listEndpoints(caller: Principal, beforeId: string | undefined, limit: number): Promise<PageOf<Endpoint>> {
+  listEndpoints(caller: Principal, beforeId: string | undefined, limit: number): Promise<PageOf<ListedEndpoint>> {
     if (beforeId !== undefined && !isIdOf(beforeId, 'ep')) throw errors.invalidBeforeId(beforeId, 'endpoint');
     return this.reader.listEndpoints(caller.accountId, { beforeId, limit });
   }
