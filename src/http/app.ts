@@ -3,16 +3,20 @@ import swagger from '@fastify/swagger';
 import type { Config } from '../config.js';
 import type { Authenticator } from '../domain/auth.js';
 import type { CredentialService } from '../domain/credentials/service.js';
+import type { TunnelGroupService } from '../domain/backends/service.js';
 import type { TlsEdgeService } from '../domain/edges/service.js';
 import { newBareId } from '../domain/ids.js';
 import type { RateLimiter } from '../domain/rate-limit.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { tunnelGroupRoutes } from './backends/routes.js';
+import { TunnelGroupResponse } from './backends/schemas.js';
 import { ErrorBody } from './common/schemas.js';
 import { credentialRoutes } from './credentials/routes.js';
 import { CredentialResponse } from './credentials/schemas.js';
 import { tlsEdgeRoutes } from './edges/routes.js';
-import { TlsEdgeResponse, TrafficPolicyModuleResponse } from './edges/schemas.js';
+import { backendModuleRoutes } from './edges/backend-routes.js';
+import { BackendModuleResponse, TlsEdgeResponse, TrafficPolicyModuleResponse } from './edges/schemas.js';
 import { trafficPolicyRoutes } from './edges/traffic-policy-routes.js';
 import { opsRoutes } from './ops/routes.js';
 import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './pipeline/body.js';
@@ -34,6 +38,7 @@ export interface HttpDeps {
   authenticator: Authenticator;
   credentials: CredentialService;
   edges: TlsEdgeService;
+  groups: TunnelGroupService;
   /** Closed with the app. */
   rateLimiter: RateLimiter;
   metrics: Metrics;
@@ -48,7 +53,7 @@ export interface HttpDeps {
  * listens: app/start.ts does.
  */
 export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
-  const { config, authenticator, credentials, edges, rateLimiter } = deps;
+  const { config, authenticator, credentials, edges, groups, rateLimiter } = deps;
   const toAnswer = (error: unknown, request: FastifyRequest) => toApiError(error, request, deps.isUnavailable);
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -118,6 +123,8 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   app.addSchema(ErrorBody);
   app.addSchema(CredentialResponse);
   app.addSchema(TrafficPolicyModuleResponse);
+  app.addSchema(BackendModuleResponse);
+  app.addSchema(TunnelGroupResponse);
   app.addSchema(TlsEdgeResponse);
   await app.register(swagger, {
     openapi: {
@@ -125,7 +132,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
       info: {
         title: 'burrow',
         version: '2',
-        description: 'Tunnel credentials, TLS edges and their traffic policy. Send `Service-Version: 2` (or `Ngrok-Version: 2`).',
+        description: 'Tunnel credentials, TLS edges with their traffic policy and backend modules, tunnel group backends. Send `Service-Version: 2` (or `Ngrok-Version: 2`).',
       },
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
     },
@@ -136,5 +143,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await app.register(credentialRoutes, { credentials, publicUrl: config.publicUrl });
   await app.register(tlsEdgeRoutes, { edges, publicUrl: config.publicUrl });
   await app.register(trafficPolicyRoutes, { edges });
+  await app.register(backendModuleRoutes, { edges, publicUrl: config.publicUrl });
+  await app.register(tunnelGroupRoutes, { groups, publicUrl: config.publicUrl });
   return app;
 }
