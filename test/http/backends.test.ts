@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { newBareId, newId } from '../../src/domain/ids.js';
 import { SqlEdgeRouteReader } from '../../src/storage/repositories/edge-routes.js';
+import { SqlTlsEdgeRepository } from '../../src/storage/repositories/tls-edges.js';
 import { SqlTunnelRepository } from '../../src/storage/repositories/tunnels.js';
 import { createTestApp, json, type Caller, type TestApp } from '../helpers/app.js';
 import { expectError } from '../helpers/assertions.js';
@@ -455,6 +456,24 @@ describe('deleting a tunnel group an edge uses', () => {
     assert.match(String(stillOne.msg), new RegExp(viaCreate.id));
     assert.equal((await t.call({ method: 'DELETE', url: `/edges/tls/${viaCreate.id}` })).statusCode, 204);
     assert.equal((await t.call({ method: 'DELETE', url: `/backends/tunnel_group/${group.id}` })).statusCode, 204);
+  });
+});
+
+describe('a group deleted between the check and the write', () => {
+  it('is caught by the foreign key: the edge repository answers backend-missing, nothing is written', async () => {
+    const repository = new SqlTlsEdgeRepository(t.store);
+    const account = t.admin.principal.accountId;
+    const edge = await createEdge();
+    const gone = { enabled: true, backendId: UNKNOWN_GROUP };
+    assert.equal(await repository.setBackend(account, edge.id, gone), 'backend-missing');
+    assert.equal(await repository.update(account, edge.id, { description: 'x', backend: gone }), 'backend-missing');
+    const { id, createdAt } = newId('edgtls');
+    const fresh = { id, accountId: account, description: '', metadata: '', hostports: [], backend: gone, trafficPolicy: null, createdAt };
+    assert.equal(await repository.insert(fresh), 'backend-missing');
+    assert.equal(await repository.get(account, id), undefined);
+    const after = await repository.get(account, edge.id);
+    assert.equal(after!.backend, null);
+    assert.equal(after!.description, '');
   });
 });
 
