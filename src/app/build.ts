@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import { Authenticator } from '../domain/auth.js';
 import { CredentialService } from '../domain/credentials/service.js';
+import { TunnelGroupService } from '../domain/backends/service.js';
 import { TlsEdgeService } from '../domain/edges/service.js';
 import type { RateLimiter } from '../domain/rate-limit.js';
 import { buildHttpApp, type HttpApp } from '../http/app.js';
@@ -12,6 +13,7 @@ import { SqlAccountRepository } from '../storage/repositories/accounts.js';
 import { SqlApiKeyLookup } from '../storage/repositories/api-key-lookup.js';
 import { SqlCredentialRepository } from '../storage/repositories/credentials.js';
 import { SqlTlsEdgeRepository } from '../storage/repositories/tls-edges.js';
+import { SqlTunnelGroupRepository } from '../storage/repositories/tunnel-groups.js';
 import { createRateLimiter } from './rate-limit.js';
 import { LiveObjectService, type SessionControl } from '../domain/tunnels/live-objects.js';
 import { SqlLiveObjectReader } from '../storage/repositories/live-objects.js';
@@ -43,7 +45,8 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
       return principal !== undefined && principal.accountId === accountId && principal.revokedAt === null;
     },
   });
-  const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules);
+  const groups = new TunnelGroupService(new SqlTunnelGroupRepository(store));
+  const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups);
   const live = new LiveObjectService(new SqlLiveObjectReader(store), deps.sessionControl ?? queuedControl(new SqlTunnelRepository(store)));
 
   const metrics = new Metrics();
@@ -56,6 +59,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     credentials,
     edges,
     live,
+    groups,
     rateLimiter: deps.rateLimiter ?? createRateLimiter(config, store, logger),
     metrics,
     ping: () => store.ping(),

@@ -165,14 +165,22 @@ function portProblem(port: string): string | null {
   return `The port ${quote(port)} is invalid; the port must be a number from 1 to 65535 without leading zeros.`;
 }
 
-/** Checks a label key or value (not the `*` wildcard); returns why it fails, or null. */
-function labelPartProblem(part: string, what: 'key' | 'value'): string | null {
-  if (part === '') return `The label ${what} is empty; write the label as key=value, with "*" for any ${what}.`;
+/**
+ * SPEC §5.3's label `key` / `value` (1..63 of [A-Za-z0-9_.-]), the one rule for ACL label
+ * targets, the labels an agent binds with and a tunnel group's labels; returns why `part` fails,
+ * or null. `inAcl` adds the ACL's hints (its `*` wildcard, the key=value form).
+ */
+export function labelPartProblem(part: string, what: 'key' | 'value', inAcl = false): string | null {
+  if (part === '') {
+    return inAcl
+      ? `The label ${what} is empty; write the label as key=value, with "*" for any ${what}.`
+      : `The label ${what} is empty; it needs 1 to ${LABEL_PART_MAX_CHARS} characters.`;
+  }
   if (part.length > LABEL_PART_MAX_CHARS) {
     return `The label ${what} ${quote(part)} is ${part.length} characters long; at most ${LABEL_PART_MAX_CHARS} are allowed.`;
   }
   if (!LABEL_PART_CHARS.test(part)) {
-    return `The label ${what} ${quote(part)} may contain only letters, digits, "_", "." and "-" (or be exactly "*").`;
+    return `The label ${what} ${quote(part)} may contain only letters, digits, "_", "." and "-"${inAcl ? ' (or be exactly "*")' : ''}.`;
   }
   return null;
 }
@@ -187,7 +195,7 @@ function parseLabel(target: string): AclRuleCheck {
   if (key === '*' && value === '*') {
     return { ok: false, reason: 'The label target "*=*" is not allowed; use "bind:*" to permit every bind.' };
   }
-  const problem = (key === '*' ? null : labelPartProblem(key, 'key')) ?? (value === '*' ? null : labelPartProblem(value, 'value'));
+  const problem = (key === '*' ? null : labelPartProblem(key, 'key', true)) ?? (value === '*' ? null : labelPartProblem(value, 'value', true));
   return problem ? { ok: false, reason: problem } : { ok: true, target: { kind: 'label', key, value } };
 }
 

@@ -169,6 +169,16 @@ export const errors = {
       { param: 'before_id' },
     ),
   policy: (code: string, message: string, param: string) => new ApiError(400, code, message, { param }),
+  /**
+   * DELETE of a tunnel group that an edge's backend module names. No code of the reference API
+   * fits (SPEC §3: leave it out); 409 because the request is fine and the state is not.
+   */
+  tunnelGroupInUse: (id: string, edgeIds: readonly string[]) =>
+    new ApiError(
+      409,
+      undefined,
+      `The tunnel group ${id} is the backend of ${edgeIds.length === 1 ? 'the TLS edge' : `${edgeIds.length} TLS edges`} ${edgeIds.slice(0, 5).join(', ')}${edgeIds.length > 5 ? ', …' : ''}. Remove their backend modules (DELETE /edges/tls/{id}/backend) or point them at another group, then delete it.`,
+    ),
 
   // SPEC §3: every 5xx body says only this; the status and Retry-After tell a client to retry.
   /** POST /tunnel_sessions/{id}/stop|restart|update to an agent that cannot (TUNNELS.md §2). */

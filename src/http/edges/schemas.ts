@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { Nullable } from '../common/schemas.js';
+import { ResourceRef } from '../backends/schemas.js';
 
 const description = Type.String({ maxLength: 255, description: 'At most 255 bytes of UTF-8.' });
 const metadata = Type.String({ maxLength: 4096, description: 'At most 4096 bytes of UTF-8.' });
@@ -16,12 +17,20 @@ export const TrafficPolicyModuleBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** The backend module as edge bodies and its PUT carry it (TUNNELS.md §4). */
+export const BackendModuleBody = Type.Object(
+  {
+    enabled: Type.Optional(Nullable(Type.Boolean({ description: 'Whether connections go to the backend; true when absent or null.' }))),
+    backend_id: Type.String({ description: 'A tunnel group backend (bkdtg_…) of the account.' }),
+  },
+  { additionalProperties: false },
+);
+
 /** Modules of the reference API that burrow does not serve: only null is accepted (compat). */
 const unserved = (module: string) =>
   Type.Optional(Type.Null({ description: `The ${module} module is not served by burrow; null or absent only.` }));
 
 const unservedModules = {
-  backend: unserved('backend'),
   ip_restriction: unserved('IP restriction'),
   mutual_tls: unserved('mutual TLS'),
   tls_termination: unserved('TLS termination'),
@@ -32,6 +41,7 @@ const editableFields = {
   description: Type.Optional(Nullable(description)),
   metadata: Type.Optional(Nullable(metadata)),
   hostports: Type.Optional(Nullable(hostports)),
+  backend: Type.Optional(Nullable(BackendModuleBody)),
   traffic_policy: Type.Optional(Nullable(TrafficPolicyModuleBody)),
   ...unservedModules,
 };
@@ -57,6 +67,27 @@ export const ReplaceTrafficPolicyBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** PUT /edges/tls/{id}/backend: flat or wrapped, as the traffic policy module's PUT. */
+export const ReplaceBackendBody = Type.Object(
+  {
+    id: Type.Optional(Nullable(Type.String({ description: 'Wrapped form: the edge id; must equal the path id.' }))),
+    module: Type.Optional(Nullable(BackendModuleBody)),
+    enabled: Type.Optional(Nullable(Type.Boolean({ description: 'Flat form: true when absent or null.' }))),
+    backend_id: Type.Optional(Nullable(Type.String({ description: 'Flat form: the tunnel group (required in that form).' }))),
+  },
+  { additionalProperties: false },
+);
+
+export const BackendModuleResponse = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    backend: ResourceRef,
+  },
+  { $id: 'EndpointBackend' },
+);
+
+export const BackendModuleRef = Type.Unsafe<Static<typeof BackendModuleResponse>>(Type.Ref('EndpointBackend'));
+
 export const TrafficPolicyModuleResponse = Type.Object(
   {
     enabled: Type.Boolean(),
@@ -76,7 +107,7 @@ export const TlsEdgeResponse = Type.Object(
     description: Type.Optional(Type.String()),
     metadata: Type.Optional(Type.String()),
     hostports: Type.Array(Type.String()),
-    backend: Type.Null(),
+    backend: Type.Union([BackendModuleRef, Type.Null()]),
     ip_restriction: Type.Null(),
     mutual_tls: Type.Null(),
     tls_termination: Type.Null(),

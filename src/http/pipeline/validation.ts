@@ -1,5 +1,5 @@
 import type { TSchema } from 'typebox';
-import { errors } from '../../domain/errors.js';
+import { errors, quote } from '../../domain/errors.js';
 
 /**
  * Request validation driven by each route's TypeBox schema, with SPEC §2's answers instead of
@@ -14,7 +14,7 @@ type JsonSchema = {
   anyOf?: JsonSchema[];
   properties?: Record<string, JsonSchema>;
   items?: JsonSchema;
-  additionalProperties?: boolean;
+  additionalProperties?: boolean | JsonSchema;
   required?: string[];
   [keyword: string]: unknown;
 };
@@ -41,7 +41,7 @@ function compile(schema: JsonSchema): Check {
     case 'array':
       return compileArray(schema);
     case 'object':
-      return compileObject(schema);
+      return typeof schema.additionalProperties === 'object' ? compileStringMap(schema) : compileObject(schema);
     case 'null':
       // A known field that only null may fill (an edge module burrow does not serve): the
       // enclosing object already treats null as absent, so any value reaching here is refused.
@@ -93,6 +93,28 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'an object';
   return typeof value === 'boolean' ? 'a boolean' : `a ${typeof value}`;
+}
+
+/**
+ * A map of strings (a tunnel group's labels): any key, every value a string. Keys are the
+ * caller's data, so the result is built with Object.fromEntries (a `__proto__` key stays a key);
+ * what keys and values may be is the domain's rule.
+ */
+function compileStringMap(schema: JsonSchema): Check {
+  if (schema.properties || (schema.additionalProperties as JsonSchema).type !== 'string') {
+    throw new Error('Only maps of strings (additionalProperties: string, no properties) are supported in request schemas.');
+  }
+  return (value, path) => {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw errors.invalidField(path, `must be an object of string values, not ${describe(value)}`);
+    }
+    const entries = Object.entries(value);
+    for (const [key, entry] of entries) {
+      // Not checkString's text rules: the label grammar admits only printable ASCII anyway.
+      if (typeof entry !== 'string') throw errors.invalidField(path, `must map each key to a string, but ${quote(key)} maps to ${describe(entry)}`);
+    }
+    return Object.fromEntries(entries);
+  };
 }
 
 function compileObject(schema: JsonSchema): Check {
