@@ -45,9 +45,10 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
       return principal !== undefined && principal.accountId === accountId && principal.revokedAt === null;
     },
   });
-  const groups = new TunnelGroupService(new SqlTunnelGroupRepository(store));
+  const groupRepository = new SqlTunnelGroupRepository(store);
+  const groups = new TunnelGroupService(groupRepository);
   const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups);
-  const live = new LiveObjectService(new SqlLiveObjectReader(store), deps.sessionControl ?? queuedControl(new SqlTunnelRepository(store)));
+  const live = new LiveObjectService(new SqlLiveObjectReader(store), deps.sessionControl ?? queuedControl(new SqlTunnelRepository(store)), groupRepository);
 
   const metrics = new Metrics();
   store.observeQueries((kind, ms, failed) => metrics.observeQuery(store.dialect, kind, ms, failed));

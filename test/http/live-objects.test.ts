@@ -329,6 +329,7 @@ describe('GET /tunnels', () => {
       region: 'eu',
       tunnel_session: { id: session.id, uri: `${BASE}/tunnel_sessions/${session.id}` },
       labels: { env: 'prod', Team: 'Core' },
+      backends: [],
       forwards_to: 'localhost:8080',
     });
 
@@ -336,6 +337,19 @@ describe('GET /tunnels', () => {
     assert.deepEqual(Object.keys(listed), ['tunnels', 'uri', 'next_page_uri']);
     assert.equal(listed.uri, `${BASE}/tunnels`);
     assert.deepEqual(listed.tunnels, [body, bound]);
+  });
+
+  it('a labeled tunnel lists the tunnel groups whose labels it carries, and only those', async () => {
+    const session = await addSession();
+    const labeled = await addTunnel(session, { proto: '', labels: { env: 'prod', team: 'core' }, forwardsTo: 'localhost:8080' });
+    const group = async (labels: Record<string, string>) =>
+      json<{ id: string }>(await t.call({ method: 'POST', url: '/backends/tunnel_group', body: { labels } })).id;
+    const matching = await group({ env: 'prod' });
+    const exact = await group({ env: 'prod', team: 'core' });
+    await group({ env: 'staging' });
+    await group({ env: 'prod', team: 'core', zone: 'a' });
+    const body = json<{ backends: { id: string; uri: string }[] }>(await get(`/tunnels/${labeled.id}`));
+    assert.deepEqual(body.backends, [matching, exact].map((id) => ({ id, uri: `${BASE}/backends/tunnel_group/${id}` })));
   });
 
   it('pages newest first', async () => {

@@ -43,4 +43,6 @@ export interface TunnelGroupRepository {
   delete(accountId: string, id: string): Promise<TunnelGroupDeletion>;
   /** Every live labeled tunnel of the account (every instance's), oldest first. */
   labeledTunnels(accountId: string): Promise<LabeledTunnel[]>;
+  /** Every group of the account as a selector (id and labels), oldest first. */
+  selectors(accountId: string): Promise<LabeledTunnel[]>;
 }

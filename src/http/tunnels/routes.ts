@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { ListedTunnel } from '../../domain/tunnels/types.js';
+import type { TunnelView } from '../../domain/tunnels/live-objects.js';
 import { baseUrl } from '../pipeline/base-url.js';
 import { nextPageUri, parsePaging } from '../common/paging.js';
 import { ref, wireTime } from '../common/refs.js';
@@ -56,7 +56,7 @@ export async function tunnelRoutes(fastify: FastifyInstance, deps: LiveObjectRou
 }
 
 /** AGENT-PROTOCOL.md §9: what a bound or a labeled tunnel does not have is left out. */
-function presentTunnel(tunnel: ListedTunnel, base: string) {
+function presentTunnel(tunnel: TunnelView, base: string) {
   return {
     id: tunnel.id,
     public_url: tunnel.publicUrl ?? undefined,
@@ -67,8 +67,7 @@ function presentTunnel(tunnel: ListedTunnel, base: string) {
     tunnel_session: ref(tunnel.sessionId, `${base}/tunnel_sessions/${tunnel.sessionId}`),
     endpoint: tunnel.endpointId === null ? undefined : ref(tunnel.endpointId, `${base}/endpoints/${tunnel.endpointId}`),
     labels: tunnel.labels === null ? undefined : { ...tunnel.labels },
-    // Tunnel groups come later: until then no labeled tunnel serves one.
-    backends: undefined,
+    backends: tunnel.labels === null ? undefined : tunnel.backendIds.map((id) => ref(id, `${base}/backends/tunnel_group/${id}`)),
     forwards_to: tunnel.forwardsTo,
   };
 }

@@ -63,6 +63,7 @@ export class SqlTunnelGroupRepository implements TunnelGroupRepository {
       ),
       // The edges are the group's account's own: a group is never named across accounts.
       usedBy: store.prepare(db.selectFrom('tls_edges').select('id').where('backend_id', '=', param('id')).orderBy('id').limit(100)),
+      selectors: store.prepare(db.selectFrom('tunnel_group_backends').select(['id', 'labels']).where('account_id', '=', param('account')).orderBy('id')),
       labeledTunnels: store.prepare(
         db
           .selectFrom('tunnels')
@@ -118,6 +119,11 @@ export class SqlTunnelGroupRepository implements TunnelGroupRepository {
     // Unused and yet not deleted: the last edge let go of it in between; try once more.
     if (edges.length === 0) return (await this.statements.delete.run({ account: accountId, id })) > 0 ? { outcome: 'deleted' } : { outcome: 'absent' };
     return { outcome: 'in-use', edgeIds: edges.map((edge) => edge.id) };
+  }
+
+  async selectors(accountId: string): Promise<LabeledTunnel[]> {
+    const rows = await this.statements.selectors.all({ account: accountId });
+    return rows.map((row) => ({ id: row.id, labels: parseLabels(row.labels) }));
   }
 
   async labeledTunnels(accountId: string): Promise<LabeledTunnel[]> {
