@@ -20,8 +20,3 @@ export function isUnavailableError(error: unknown): boolean {
   );
 }
 
-/** True for a unique or primary-key violation on either dialect. */
-export function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
-}
