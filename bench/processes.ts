@@ -193,9 +193,9 @@ export function startBaseline(body: string, nodeFlags: string[] = []): Promise<S
 
 /**
  * A TypeScript server script run through tsx that prints `listening <url>` once ready and exits
- * when its stdin closes (the baseline, the experiments' servers).
+ * when its stdin closes (the baseline).
  */
-export async function startScriptServer(name: string, script: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<ServerChild> {
+async function startScriptServer(name: string, script: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<ServerChild> {
   const child = track(
     spawnNode([...nodeFlags, '--import', 'tsx', script], {
       cwd: PROJECT_ROOT,

@@ -1,3 +1,8 @@
+import { quote } from './text.js';
+
+// Modules that quoted through this file keep working; the helper lives in text.ts.
+export { quote };
+
 /**
  * The error catalogue (SPEC §3). Every failure the API reports is an ApiError: an HTTP status,
  * the reference API's error code (absent where the SPEC has none), a message telling the caller
@@ -16,11 +21,6 @@ export class ApiError extends Error {
   }
 }
 
-/** Quotes a caller-supplied value for a message, cut short so a message never carries a payload. */
-export function quote(value: string, max = 64): string {
-  const shown = value.length > max ? `${value.slice(0, max)}…` : value;
-  return JSON.stringify(shown);
-}
 
 export const NOT_FOUND_MESSAGE = 'Resource not found';
 const INTERNAL_MESSAGE = 'Internal server error';
@@ -126,19 +126,13 @@ export const errors = {
 
   // Resource rules (SPEC §3 table).
   invalidAcl: (message: string) => new ApiError(400, 'ERR_NGROK_600', message, { param: 'acl' }),
-  descriptionTooLong: (bytes: number) =>
+  /** SPEC §5.1: description (604) and metadata (605) limits count UTF-8 bytes. */
+  textTooLong: (field: 'description' | 'metadata', bytes: number, limit: number) =>
     new ApiError(
       400,
-      'ERR_NGROK_604',
-      `The description is ${bytes} bytes long; the limit is 255 bytes of UTF-8. Shorten it.`,
-      { param: 'description' },
-    ),
-  metadataTooLong: (bytes: number) =>
-    new ApiError(
-      400,
-      'ERR_NGROK_605',
-      `The metadata is ${bytes} bytes long; the limit is 4096 bytes of UTF-8. Shorten it.`,
-      { param: 'metadata' },
+      field === 'description' ? 'ERR_NGROK_604' : 'ERR_NGROK_605',
+      `The ${field} is ${bytes} bytes long; the limit is ${limit} bytes of UTF-8. Shorten it.`,
+      { param: field },
     ),
   ownerNotPermitted: () =>
     new ApiError(
