@@ -47,12 +47,18 @@ const UNHANDLED = ['minLength', 'minItems', 'minimum', 'exclusiveMaximum', 'excl
 
 let t: TestApp;
 let cases: Case[] = [];
+/** The smallest valid create body of each collection, for making the parent of `/x/{id}/…`. */
+const parentBodies = new Map<string, Record<string, unknown>>();
 before(async () => {
   t = await createTestApp({ MAX_POLICY_RULES: '25' });
   const doc = json<{ paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } }>(
     await t.call({ method: 'GET', url: '/openapi.json', key: null, version: false }),
   );
   cases = collect(doc.paths, doc.components.schemas);
+  for (const [path, operations] of Object.entries(doc.paths)) {
+    const schema = operations.post?.requestBody?.content['application/json']?.schema;
+    if (schema) parentBodies.set(path, minimal(schema.$ref ? doc.components.schemas[schema.$ref.split('/').at(-1)!]! : schema));
+  }
 });
 after(() => t.close());
 
@@ -139,7 +145,9 @@ function minimal(schema: Schema): Record<string, unknown> {
   const value: Record<string, unknown> = {};
   for (const name of schema.required ?? []) {
     const property = schema.properties![name]!;
-    value[name] = property.type === 'object' ? minimal(property) : stringOf(name, 0);
+    // A required map (a tunnel group's labels) needs one entry to be valid.
+    const map = typeof property.additionalProperties === 'object';
+    value[name] = property.type === 'object' ? (map ? { a: 'b' } : minimal(property)) : stringOf(name, 0);
   }
   return value;
 }
@@ -201,10 +209,10 @@ async function send(item: Case, size: number) {
   return t.call({ method: item.method.toUpperCase() as 'GET', url, ...(item.where === 'body' ? { body: value } : {}) });
 }
 
-/** `/x/{id}/…` needs an x: created by POST on `/x` with an empty body. */
+/** `/x/{id}/…` needs an x: created by POST on `/x` with the smallest valid body of its schema. */
 async function createParent(item: Case): Promise<string> {
   const collection = item.path.slice(0, item.path.indexOf('/{id}'));
-  const created = await t.call({ method: 'POST', url: collection, body: {} });
+  const created = await t.call({ method: 'POST', url: collection, body: parentBodies.get(collection) ?? {} });
   assert.equal(created.statusCode, 201, `${item.operation}: POST ${collection} {} to make a parent: ${created.body}`);
   return json<{ id: string }>(created).id;
 }

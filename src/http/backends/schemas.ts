@@ -1,8 +1,9 @@
 import Type, { type Static } from 'typebox';
-import { Nullable } from '../common/schemas.js';
+import { DESCRIPTION_MAX_BYTES, METADATA_MAX_BYTES } from '../../domain/text-limits.js';
+import { Nullable, Utf8Text } from '../common/schemas.js';
 
-const description = Type.String({ maxLength: 255, description: 'At most 255 bytes of UTF-8.' });
-const metadata = Type.String({ maxLength: 4096, description: 'At most 4096 bytes of UTF-8.' });
+const description = Utf8Text(DESCRIPTION_MAX_BYTES, 'ERR_NGROK_604', 'What the tunnel group is for.');
+const metadata = Utf8Text(METADATA_MAX_BYTES, 'ERR_NGROK_605', 'Machine-readable data.');
 
 /**
  * A map of labels. `additionalProperties` (not TypeBox's Record, whose patternProperties OpenAPI

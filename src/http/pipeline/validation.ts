@@ -157,6 +157,12 @@ function describeError(error: ValidationError, segments: string[], input: unknow
   };
   const name = (count: number) => segments.slice(0, count).join('.');
 
+  // A map (`additionalProperties` a schema, such as labels): a bad entry is the map's fault.
+  const mapAt = error.keyword === 'additionalProperties' ? segments.length : segments.length - 1;
+  const entry = mapAt >= 0 ? walk(mapAt).schema.additionalProperties : undefined;
+  if (typeof entry === 'object' && entry !== null) {
+    return errors.invalidField(name(mapAt), `must be a map of ${plural(entry as JsonSchema)}, such as {"env": "prod"}`);
+  }
   if (error.keyword === 'additionalProperties') {
     const unknown = String((error.params.additionalProperties as string[])[0]);
     return errors.unknownField(name(segments.length) === '' ? unknown : `${name(segments.length)}.${unknown}`, Object.keys(walk(segments.length).schema.properties ?? {}));
