@@ -155,6 +155,7 @@ export async function makeAccount(server: Pick<ServerProcess, 'databaseUrl'>, na
 export class WaitingRelay {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
+  private readonly pairs = new Map<net.Socket, net.Socket>();
   port = 0;
 
   constructor(
@@ -189,6 +190,8 @@ export class WaitingRelay {
           client.destroy();
         });
         client.once('close', () => upstream.destroy());
+        this.pairs.set(client, upstream);
+        client.once('close', () => this.pairs.delete(client));
         client.pipe(upstream);
         upstream.pipe(client);
         client.resume();
@@ -198,6 +201,22 @@ export class WaitingRelay {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     client.destroy();
+  }
+
+  /**
+   * Drops the agents' side only: burrow keeps a half-open connection that looks alive (no
+   * FIN, no RST), as after a network failure, while the agent reconnects through the relay.
+   */
+  dropClients(): void {
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.removeAllListeners('close');
+      upstream.removeAllListeners('close');
+      upstream.pause();
+      client.destroy();
+    }
+    this.pairs.clear();
   }
 
   async close(): Promise<void> {
