@@ -23,6 +23,12 @@ import { api, cleanupProcesses } from '../helpers/server-process.js';
  * here: `codeOf` insists on `errorCode` and that the message ends with the same code).
  */
 
+/*
+ * Listeners are made with `listen(false)`: the SDK's plain `listen()` also opens a local
+ * net.Server (for `net.Server.listen(listener)`) that `listener.close()` leaves open, which
+ * would keep this test process alive.
+ */
+
 /** Every token handed to an agent or printed by the API, to check no log line has one. */
 const secrets: string[] = [];
 
@@ -107,20 +113,20 @@ describe('the ngrok SDK on one burrow server', () => {
   it('listener.url() is the public URL of each kind of bind', async () => {
     const session = await connect(server, open.token);
     const { httpPort, tlsPort, tcpPorts } = server.plane;
-    const https = await session.httpEndpoint().domain('Urls.Example.COM').listen();
+    const https = await session.httpEndpoint().domain('Urls.Example.COM').listen(false);
     assert.equal(https.url(), `https://urls.example.com:${tlsPort}`, 'lower-cased, on the TLS port');
     assert.equal(https.proto(), 'https');
     assert.match(https.id(), /^tn_[0-9A-Za-z]{27}$/);
-    const http = await session.httpEndpoint().scheme('HTTP').listen();
+    const http = await session.httpEndpoint().scheme('HTTP').listen(false);
     assert.match(String(http.url()), new RegExp(`^http://[0-9a-z]{12}\\.burrow\\.localhost:${httpPort}$`), 'a generated name');
     // (The SDK's builders have no Subdomain; the Subdomain rule is covered below the SDK.)
-    const sub = await session.tlsEndpoint().listen();
+    const sub = await session.tlsEndpoint().listen(false);
     assert.match(String(sub.url()), new RegExp(`^tls://[0-9a-z]{12}\\.burrow\\.localhost:${tlsPort}$`));
-    const tcp = await session.tcpEndpoint().listen();
+    const tcp = await session.tcpEndpoint().listen(false);
     const port = Number(new URL(String(tcp.url())).port);
     assert.ok(port >= tcpPorts.first && port <= tcpPorts.last, `${tcp.url()} is in EDGE_TCP_PORTS`);
     assert.equal(tcp.url(), `tcp://127.0.0.1:${port}`);
-    const labeled = await session.labeledListener().label('app', 'urls').listen();
+    const labeled = await session.labeledListener().label('app', 'urls').listen(false);
     assert.equal(labeled.url(), null);
     assert.match(labeled.id(), /^tn_/);
     // TODO(REST routes): each url() equals the public_url that GET /tunnels lists.
@@ -145,103 +151,103 @@ describe('the ngrok SDK on one burrow server', () => {
     });
 
     it('http, https, tls: the ACL decides the hostname (316 names the credential and the name)', async () => {
-      const named = await session.httpEndpoint().domain('NAMED.example.com').listen();
+      const named = await session.httpEndpoint().domain('NAMED.example.com').listen(false);
       assert.equal(named.url(), `https://named.example.com:${server.plane.tlsPort}`);
-      const deep = await session.tlsEndpoint().domain('a.b.wild.example.com').listen();
+      const deep = await session.tlsEndpoint().domain('a.b.wild.example.com').listen(false);
       assert.equal(deep.url(), `tls://a.b.wild.example.com:${server.plane.tlsPort}`);
-      const plain = await session.httpEndpoint().scheme('HTTP').domain('x.wild.example.com').listen();
+      const plain = await session.httpEndpoint().scheme('HTTP').domain('x.wild.example.com').listen(false);
       assert.equal(plain.url(), `http://x.wild.example.com:${server.plane.httpPort}`);
-      const refusal = await refused(session.httpEndpoint().domain('other.example.com').listen(), 'ERR_NGROK_316');
+      const refusal = await refused(session.httpEndpoint().domain('other.example.com').listen(false), 'ERR_NGROK_316');
       assert.ok(refusal.message.includes(narrow.id) && refusal.message.includes('other.example.com'), refusal.message);
-      await refused(session.tlsEndpoint().domain('wild.example.com').listen(), 'ERR_NGROK_316', /Name: wild\.example\.com/);
+      await refused(session.tlsEndpoint().domain('wild.example.com').listen(false), 'ERR_NGROK_316', /Name: wild\.example\.com/);
       // A generated name of EDGE_DOMAIN is a hostname like any other.
-      await refused(session.httpEndpoint().listen(), 'ERR_NGROK_316', /\.burrow\.localhost/);
-      await refused(session.tlsEndpoint().listen(), 'ERR_NGROK_316', /Name: [0-9a-z]{12}\.burrow\.localhost/);
+      await refused(session.httpEndpoint().listen(false), 'ERR_NGROK_316', /\.burrow\.localhost/);
+      await refused(session.tlsEndpoint().listen(false), 'ERR_NGROK_316', /Name: [0-9a-z]{12}\.burrow\.localhost/);
       for (const listener of [named, deep, plain]) await listener.close();
     });
 
     it('tcp with Addr: 308 outside the ACL, 307 outside EDGE_PUBLIC_HOST:EDGE_TCP_PORTS', async () => {
-      const tcp = await session.tcpEndpoint().remoteAddr(`127.0.0.1:${tcpAllowed}`).listen();
+      const tcp = await session.tcpEndpoint().remoteAddr(`127.0.0.1:${tcpAllowed}`).listen(false);
       assert.equal(tcp.url(), `tcp://127.0.0.1:${tcpAllowed}`);
       const next = tcpAllowed + 1;
-      await refused(session.tcpEndpoint().remoteAddr(`127.0.0.1:${next}`).listen(), 'ERR_NGROK_308', new RegExp(`Address: 127\\.0\\.0\\.1:${next}`));
-      await refused(session.tcpEndpoint().remoteAddr('127.0.0.1:1').listen(), 'ERR_NGROK_307');
-      await refused(session.tcpEndpoint().remoteAddr(`10.0.0.1:${tcpAllowed}`).listen(), 'ERR_NGROK_307');
+      await refused(session.tcpEndpoint().remoteAddr(`127.0.0.1:${next}`).listen(false), 'ERR_NGROK_308', new RegExp(`Address: 127\\.0\\.0\\.1:${next}`));
+      await refused(session.tcpEndpoint().remoteAddr('127.0.0.1:1').listen(false), 'ERR_NGROK_307');
+      await refused(session.tcpEndpoint().remoteAddr(`10.0.0.1:${tcpAllowed}`).listen(false), 'ERR_NGROK_307');
       await tcp.close();
     });
 
     it('tcp without Addr: 356 for a restricted ACL, a free port for an open one', async () => {
-      await refused(session.tcpEndpoint().listen(), 'ERR_NGROK_356', new RegExp(narrow.id));
+      await refused(session.tcpEndpoint().listen(false), 'ERR_NGROK_356', new RegExp(narrow.id));
       const openSession = await connect(server, open.token);
-      const tcp = await openSession.tcpEndpoint().listen();
+      const tcp = await openSession.tcpEndpoint().listen(false);
       assert.match(String(tcp.url()), /^tcp:\/\/127\.0\.0\.1:\d+$/);
       await tcp.close();
     });
 
     it('labeled tunnels: every label must be permitted (399 names the label)', async () => {
-      const blue = await session.labeledListener().label('team', 'blue').label('env', 'prod').listen();
+      const blue = await session.labeledListener().label('team', 'blue').label('env', 'prod').listen(false);
       assert.equal(blue.url(), null);
-      await refused(session.labeledListener().label('team', 'red').listen(), 'ERR_NGROK_399', /Label: team=red/);
-      await refused(session.labeledListener().label('team', 'blue').label('zone', 'eu').listen(), 'ERR_NGROK_399', /Label: zone=eu/);
+      await refused(session.labeledListener().label('team', 'red').listen(false), 'ERR_NGROK_399', /Label: team=red/);
+      await refused(session.labeledListener().label('team', 'blue').label('zone', 'eu').listen(false), 'ERR_NGROK_399', /Label: zone=eu/);
       await blue.close();
     });
 
     it("another account's hostname is 320 and its TCP address 309 while bound", async () => {
-      const mine = await session.httpEndpoint().domain('named.example.com').listen();
-      const mineTcp = await session.tcpEndpoint().remoteAddr(`127.0.0.1:${tcpAllowed}`).listen();
+      const mine = await session.httpEndpoint().domain('named.example.com').listen(false);
+      const mineTcp = await session.tcpEndpoint().remoteAddr(`127.0.0.1:${tcpAllowed}`).listen(false);
       const theirs = await makeCredential(server, [], other.apiKey);
       const theirSession = await connect(server, theirs.token);
-      await refused(theirSession.httpEndpoint().domain('named.example.com').listen(), 'ERR_NGROK_320', /reserved for another account/);
+      await refused(theirSession.httpEndpoint().domain('named.example.com').listen(false), 'ERR_NGROK_320', /reserved for another account/);
       // The claim is on the name, whatever the proto.
-      await refused(theirSession.tlsEndpoint().domain('named.example.com').listen(), 'ERR_NGROK_320');
-      await refused(theirSession.tcpEndpoint().remoteAddr(`127.0.0.1:${tcpAllowed}`).listen(), 'ERR_NGROK_309', /reserved for another account/);
+      await refused(theirSession.tlsEndpoint().domain('named.example.com').listen(false), 'ERR_NGROK_320');
+      await refused(theirSession.tcpEndpoint().remoteAddr(`127.0.0.1:${tcpAllowed}`).listen(false), 'ERR_NGROK_309', /reserved for another account/);
       // Released with the last tunnel: the other account may have them now.
       await mine.close();
       await mineTcp.close();
       const now = await waitFor('the name to be free', async () => {
         try {
-          return await theirSession.httpEndpoint().domain('named.example.com').listen();
+          return await theirSession.httpEndpoint().domain('named.example.com').listen(false);
         } catch (error) {
           if (ngrokCode(error).code !== 'ERR_NGROK_320') throw error;
           return undefined;
         }
       });
       assert.equal(now.url(), `https://named.example.com:${server.plane.tlsPort}`);
-      await refused(session.httpEndpoint().domain('named.example.com').listen(), 'ERR_NGROK_320');
+      await refused(session.httpEndpoint().domain('named.example.com').listen(false), 'ERR_NGROK_320');
       await now.close();
     });
 
     it('the same URL twice is 334 without pooling; with pooling on both, both bind', async () => {
-      const first = await session.httpEndpoint().domain('named.example.com').listen();
+      const first = await session.httpEndpoint().domain('named.example.com').listen(false);
       const second = await connect(server, narrow.token);
-      await refused(second.httpEndpoint().domain('named.example.com').listen(), 'ERR_NGROK_334', /already online/);
-      await refused(session.httpEndpoint().domain('named.example.com').listen(), 'ERR_NGROK_334');
+      await refused(second.httpEndpoint().domain('named.example.com').listen(false), 'ERR_NGROK_334', /already online/);
+      await refused(session.httpEndpoint().domain('named.example.com').listen(false), 'ERR_NGROK_334');
       // One side pooling is not enough.
-      await refused(second.httpEndpoint().domain('named.example.com').poolingEnabled(true).listen(), 'ERR_NGROK_334');
+      await refused(second.httpEndpoint().domain('named.example.com').poolingEnabled(true).listen(false), 'ERR_NGROK_334');
       await first.close();
 
-      const a = await session.httpEndpoint().domain('x.wild.example.com').poolingEnabled(true).listen();
-      const b = await second.httpEndpoint().domain('x.wild.example.com').poolingEnabled(true).listen();
+      const a = await session.httpEndpoint().domain('x.wild.example.com').poolingEnabled(true).listen(false);
+      const b = await second.httpEndpoint().domain('x.wild.example.com').poolingEnabled(true).listen(false);
       assert.equal(a.url(), b.url());
       assert.notEqual(a.id(), b.id());
-      const tcpA = await session.tcpEndpoint().remoteAddr(`127.0.0.1:${tcpAllowed}`).poolingEnabled(true).listen();
-      const tcpB = await second.tcpEndpoint().remoteAddr(`127.0.0.1:${tcpAllowed}`).poolingEnabled(true).listen();
+      const tcpA = await session.tcpEndpoint().remoteAddr(`127.0.0.1:${tcpAllowed}`).poolingEnabled(true).listen(false);
+      const tcpB = await second.tcpEndpoint().remoteAddr(`127.0.0.1:${tcpAllowed}`).poolingEnabled(true).listen(false);
       assert.equal(tcpA.url(), tcpB.url());
       // Closing one member leaves the pool to the other; a non-pooling bind is still 334.
       await a.close();
-      await refused(session.httpEndpoint().domain('x.wild.example.com').listen(), 'ERR_NGROK_334');
+      await refused(session.httpEndpoint().domain('x.wild.example.com').listen(false), 'ERR_NGROK_334');
       for (const listener of [b, tcpA, tcpB]) await listener.close();
     });
   });
 
   it('refuses the options burrow does not serve, by name (301)', async () => {
     const session = await connect(server, open.token);
-    await refused(session.httpEndpoint().basicAuth('user', 'password123').listen(), 'ERR_NGROK_301', /BasicAuth/);
-    await refused(session.httpEndpoint().oauth('google').listen(), 'ERR_NGROK_301', /OAuth/);
-    await refused(session.httpEndpoint().compression().listen(), 'ERR_NGROK_301', /Compression/);
-    await refused(session.httpEndpoint().requestHeader('x-a', 'b').listen(), 'ERR_NGROK_301', /RequestHeaders/);
+    await refused(session.httpEndpoint().basicAuth('user', 'password123').listen(false), 'ERR_NGROK_301', /BasicAuth/);
+    await refused(session.httpEndpoint().oauth('google').listen(false), 'ERR_NGROK_301', /OAuth/);
+    await refused(session.httpEndpoint().compression().listen(false), 'ERR_NGROK_301', /Compression/);
+    await refused(session.httpEndpoint().requestHeader('x-a', 'b').listen(false), 'ERR_NGROK_301', /RequestHeaders/);
     // Served options bind.
-    const restricted = await session.httpEndpoint().allowCidr('10.0.0.0/8').denyCidr('10.1.0.0/16').listen();
+    const restricted = await session.httpEndpoint().allowCidr('10.0.0.0/8').denyCidr('10.1.0.0/16').listen(false);
     await restricted.close();
   });
 
@@ -254,7 +260,7 @@ describe('the ngrok SDK on one burrow server', () => {
         return true;
       }),
     );
-    const listener = await session.tcpEndpoint().listen();
+    const listener = await session.tcpEndpoint().listen(false);
     const startLine = await waitFor('session_start', () => events(server, 'session_start').find((e) => e.credential_id === doomed.id));
     const deleted = await api(server, 'DELETE', `/credentials/${doomed.id}`);
     assert.equal(deleted.status, 204);
@@ -265,7 +271,7 @@ describe('the ngrok SDK on one burrow server', () => {
     const end = events(server, 'session_end').find((e) => e.session_id === startLine.session_id)!;
     assert.equal(end.reason, 'credential-deleted');
     // Its TCP port is free again for anyone.
-    const again = await (await connect(server, open.token)).tcpEndpoint().remoteAddr(new URL(String(listener.url())).host).listen();
+    const again = await (await connect(server, open.token)).tcpEndpoint().remoteAddr(new URL(String(listener.url())).host).listen(false);
     await again.close();
   });
 
@@ -289,15 +295,15 @@ describe('the ngrok SDK on one burrow server', () => {
     assert.match(String(error?.message), /ListenerClosed/);
     assert.match(String(error?.message), /does not permit binding this name/);
     assert.match(String(error?.message), /ERR_NGROK_316/);
-    const revoked = events(server, 'tunnel_revoked').find((e) => e.tunnel_id === drop.id());
-    assert.equal(revoked?.error_code, 'ERR_NGROK_316');
+    const revoked = await waitFor('tunnel_revoked', () => events(server, 'tunnel_revoked').find((e) => e.tunnel_id === drop.id()));
+    assert.equal(revoked.error_code, 'ERR_NGROK_316');
     // The session and the permitted tunnel live on; the name is free for a permitted credential.
     assert.equal(keepEnded, false);
-    const fresh = await session.httpEndpoint().domain('keep.example.com').poolingEnabled(true).listen().catch((e: unknown) => e);
+    const fresh = await session.httpEndpoint().domain('keep.example.com').poolingEnabled(true).listen(false).catch((e: unknown) => e);
     assert.equal(ngrokCode(fresh).code, 'ERR_NGROK_334', `keep.example.com is still bound: ${fresh instanceof Error ? fresh.message : (fresh as ngrok.Listener).url()}`);
-    const reclaimed = await (await connect(server, open.token)).httpEndpoint().domain('drop.example.com').listen();
+    const reclaimed = await (await connect(server, open.token)).httpEndpoint().domain('drop.example.com').listen(false);
     await reclaimed.close();
-    await refused(session.httpEndpoint().domain('drop.example.com').listen(), 'ERR_NGROK_316');
+    await refused(session.httpEndpoint().domain('drop.example.com').listen(false), 'ERR_NGROK_316');
     await keep.close();
   });
 
@@ -386,7 +392,7 @@ describe('session limit, restart and reconnect', () => {
       // few ms of the SDK's own rebinds never opens its stream and hangs, an SDK race; 300 ms
       // later it works. So the new bind waits a little.)
       await new Promise((resolve) => setTimeout(resolve, 500));
-      const fresh = await session.httpEndpoint().domain('fresh.example.com').listen();
+      const fresh = await session.httpEndpoint().domain('fresh.example.com').listen(false);
       assert.equal(fresh.url(), `https://fresh.example.com:${restarted.plane.tlsPort}`);
       await fresh.close();
       await tcp.close();
