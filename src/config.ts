@@ -126,7 +126,19 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
 function databaseUrl(env: Env): string {
   const raw = present(env, 'DATABASE_URL');
   if (raw === undefined) return DEFAULT_DATABASE_URL;
-  if (raw === 'sqlite::memory:' || /^sqlite:.+/.test(raw) || /^postgres(ql)?:\/\/.+/.test(raw)) return raw;
+  if (raw === 'sqlite::memory:' || /^sqlite:.+/.test(raw)) return raw;
+  if (/^postgres(ql)?:\/\/.+/.test(raw)) {
+    // pg would say only "Invalid URL", or try to resolve a mangled host name; the message never
+    // repeats the URL, which may hold a password.
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL (percent-encode special characters in the user name and password)');
+    }
+    if (url.hostname === '') throw new ConfigError('DATABASE_URL', 'names no host: write postgres://user@host:port/database');
+    return raw;
+  }
   throw new ConfigError(
     'DATABASE_URL',
     'must be sqlite::memory:, sqlite:<file path>, or postgres://user@host:port/database',

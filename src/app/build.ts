@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import { Authenticator } from '../domain/auth.js';
 import { CredentialService } from '../domain/credentials/service.js';
+import { TunnelGroupService } from '../domain/backends/service.js';
 import { TlsEdgeService } from '../domain/edges/service.js';
 import type { RateLimiter } from '../domain/rate-limit.js';
 import { buildHttpApp, type HttpApp } from '../http/app.js';
@@ -12,8 +13,11 @@ import { SqlAccountRepository } from '../storage/repositories/accounts.js';
 import { SqlApiKeyLookup } from '../storage/repositories/api-key-lookup.js';
 import { SqlCredentialRepository } from '../storage/repositories/credentials.js';
 import { SqlTlsEdgeRepository } from '../storage/repositories/tls-edges.js';
+import { SqlTunnelGroupRepository } from '../storage/repositories/tunnel-groups.js';
 import { createRateLimiter } from './rate-limit.js';
-import type { SessionControl } from '../domain/tunnels/live-objects.js';
+import { LiveObjectService, type SessionControl } from '../domain/tunnels/live-objects.js';
+import { SqlLiveObjectReader } from '../storage/repositories/live-objects.js';
+import { SqlTunnelRepository } from '../storage/repositories/tunnels.js';
 
 export interface AppDeps {
   config: Config;
@@ -41,7 +45,10 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
       return principal !== undefined && principal.accountId === accountId && principal.revokedAt === null;
     },
   });
-  const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules);
+  const groupRepository = new SqlTunnelGroupRepository(store);
+  const groups = new TunnelGroupService(groupRepository);
+  const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups);
+  const live = new LiveObjectService(new SqlLiveObjectReader(store), deps.sessionControl ?? queuedControl(new SqlTunnelRepository(store)), groupRepository);
 
   const metrics = new Metrics();
   store.observeQueries((kind, ms, failed) => metrics.observeQuery(store.dialect, kind, ms, failed));
@@ -52,9 +59,16 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     authenticator,
     credentials,
     edges,
+    live,
+    groups,
     rateLimiter: deps.rateLimiter ?? createRateLimiter(config, store, logger),
     metrics,
     ping: () => store.ping(),
     isUnavailable: isUnavailableError,
   });
+}
+
+/** Without a data plane here, a command waits in the queue of the instance holding the session. */
+function queuedControl(repository: SqlTunnelRepository): SessionControl {
+  return { send: (session, command) => repository.enqueueCommand(session.instanceId, session.id, command, Date.now()) };
 }

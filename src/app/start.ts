@@ -12,6 +12,17 @@ import { SqlTunnelRepository } from '../storage/repositories/tunnels.js';
 import { createDataPlane, type DataPlane } from '../tunnels/data-plane.js';
 import { InstanceKeeper } from '../tunnels/instance-keeper.js';
 import { httpListener, type Listener } from './listeners.js';
+import { StartupError, reason } from './startup-error.js';
+
+export { StartupError };
+
+/** The variable to blame when a listener cannot listen: the port when it is taken or privileged. */
+function listenerVariable(listener: string, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const portProblem = code === 'EADDRINUSE' || code === 'EACCES';
+  if (listener === 'http') return portProblem ? 'PORT' : 'HOST';
+  return listener === 'agents' ? 'AGENT_PORT' : `the ${listener} listener`;
+}
 
 export interface RunningServer {
   app: HttpApp;
@@ -23,17 +34,22 @@ export interface RunningServer {
 
 /** Opens and migrates the store, bootstraps an empty database, and listens. */
 export async function start(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
-  const store = openStore(config.databaseUrl, {
-    poolSize: config.dbPoolSize,
-    statementTimeoutMs: config.dbStatementTimeoutMs,
-  });
+  let store: Store;
+  try {
+    store = openStore(config.databaseUrl, {
+      poolSize: config.dbPoolSize,
+      statementTimeoutMs: config.dbStatementTimeoutMs,
+    });
+  } catch (error) {
+    throw new StartupError('DATABASE_URL', `cannot open the database: ${reason(error)}`);
+  }
   try {
     const applied = await migrateToLatest(store);
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated');
     await bootstrap(store, config, logger);
   } catch (error) {
-    await store.close();
-    throw error;
+    await store.close().catch(() => {});
+    throw new StartupError('DATABASE_URL', `cannot prepare the database: ${reason(error)}`);
   }
 
   const instanceId = newId('inst').id;
@@ -48,7 +64,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
   } catch (error) {
     await keeper.stop();
     await store.close();
-    throw error;
+    throw new StartupError('AGENT_PORT/TLS_DIR', `cannot start the data plane: ${reason(error)}`);
   }
   const sessionControl: SessionControl = {
     // A session held here gets the command at once; another instance's takes it from the queue.
@@ -60,13 +76,15 @@ export async function start(config: Config, logger: Logger = createLogger(config
   const app = await buildApp({ config, store, logger, sessionControl });
   const listeners: Listener[] = [httpListener(app, config), ...(dataPlane?.listeners ?? [])];
   const addresses: string[] = [];
-  try {
-    for (const listener of listeners) addresses.push(await listener.listen());
-  } catch (error) {
-    await Promise.allSettled(listeners.map((listener) => listener.close(0)));
-    await keeper.stop();
-    await store.close();
-    throw error;
+  for (const listener of listeners) {
+    try {
+      addresses.push(await listener.listen());
+    } catch (error) {
+      await Promise.allSettled(listeners.map((each) => each.close(0)));
+      await keeper.stop();
+      await store.close();
+      throw new StartupError(listenerVariable(listener.name, error), `cannot listen${listener.name === 'http' ? ` on ${config.host}:${config.port}` : ''}: ${reason(error)}`);
+    }
   }
   dataPlane?.startBackground();
   if (dataPlane?.caNotice) process.stderr.write(dataPlane.caNotice);

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { AccountService } from '../domain/accounts/service.js';
 import type { Account, ApiKey, Principal } from '../domain/accounts/types.js';
-import { print, printRows, withAccounts } from './context.js';
+import { print, printRows, readAccounts, withAccounts } from './context.js';
 
 /** accounts, users, bots and api-keys: create, list, revoke (and the admin flag). */
 export function adminCommands(): Command[] {
@@ -24,7 +24,7 @@ function accountsCommand(): Command {
     .description('list accounts')
     .option('--json', 'print JSON lines')
     .action(async (options: { json?: boolean }, command: Command) => {
-      const rows = await withAccounts(command, (service) => service.listAccounts());
+      const rows = await readAccounts(command, (service) => service.listAccounts());
       printRows(rows.map(accountRow), !!options.json);
     });
   accounts
@@ -60,10 +60,10 @@ function principalCommand(kind: 'user' | 'bot'): Command {
   group
     .command('list')
     .description(`list ${noun}`)
-    .option('--account <id>', 'only this account')
+    .option('--account <id>', 'the account (default: the only one, when there is only one)')
     .option('--json', 'print JSON lines')
     .action(async (options: { account?: string; json?: boolean }, command: Command) => {
-      const rows = await withAccounts(command, (service) => service.listPrincipals(options.account));
+      const rows = await readAccounts(command, async (service) => service.listPrincipals(await accountOrOnly(service, options.account)));
       printRows(rows.filter((p) => p.kind === kind).map(principalRow), !!options.json);
     });
   group
@@ -105,10 +105,10 @@ function apiKeysCommand(): Command {
   keys
     .command('list')
     .description('list API keys (never their secrets)')
-    .option('--account <id>', 'only this account')
+    .option('--account <id>', 'only this account (default: every account; see account_id)')
     .option('--json', 'print JSON lines')
     .action(async (options: { account?: string; json?: boolean }, command: Command) => {
-      const rows = await withAccounts(command, (service) => service.listApiKeys(options.account));
+      const rows = await readAccounts(command, (service) => service.listApiKeys(options.account));
       printRows(rows.map(apiKeyRow), !!options.json);
     });
   keys

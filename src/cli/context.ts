@@ -14,6 +14,11 @@ export function withAccounts<T>(command: Command, work: (accounts: AccountServic
   return withAccountService(configFor(command), work);
 }
 
+/** The same for a command that only reads: it never creates the database. */
+export function readAccounts<T>(command: Command, work: (accounts: AccountService) => Promise<T>): Promise<T> {
+  return withAccountService(configFor(command), work, { existing: true });
+}
+
 export function print(line: string): void {
   process.stdout.write(`${line}\n`);
 }

@@ -7,11 +7,34 @@ export function buildProgram(): Command {
   const program = new Command()
     .name('burrow')
     .description('Self-hostable control plane for tunnel credentials and TLS edges.')
-    .option('--database-url <url>', 'database to use (default: the DATABASE_URL environment variable, else ./data/burrow.db)')
-    .showHelpAfterError();
+    .option('--database-url <url>', 'database to use (default: the DATABASE_URL environment variable, else ./data/burrow.db)');
   program.addCommand(serveCommand());
   program.addCommand(migrateCommand());
   for (const command of adminCommands()) program.addCommand(command);
   program.addCommand(policyCommand());
+  oneLineErrors(program);
   return program;
+}
+
+/**
+ * Usage errors as one line ("burrow: unknown option '--x' (see burrow <command> --help)"),
+ * thrown to main.ts for the exit code instead of commander's own process.exit.
+ */
+function oneLineErrors(command: Command): void {
+  command
+    .exitOverride()
+    .showHelpAfterError(false)
+    .configureOutput({
+      outputError: (text, write) => {
+        const path = commandPath(command);
+        write(`burrow: ${text.trim().replace(/^error: /, '').replace(/\s*\n\s*/g, ' ')} (see ${path} --help)\n`);
+      },
+    });
+  for (const sub of command.commands) oneLineErrors(sub);
+}
+
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let at: Command | null = command; at; at = at.parent) names.unshift(at.name());
+  return names.join(' ');
 }

@@ -23,14 +23,14 @@
 //   ports compare exactly, hosts and domains case-insensitively. Malformed bind values and
 //   invalid stored rules match nothing (fail closed).
 
+import { quote, utf8Bytes } from './text.js';
+
 export const ACL_MAX_RULES = 100;
 export const ACL_RULE_MAX_BYTES = 255;
 
 const DOMAIN_MAX_CHARS = 253;
 const DNS_LABEL_MAX_CHARS = 63;
 const LABEL_PART_MAX_CHARS = 63;
-/** How much of a user value is echoed in a message. */
-const QUOTE_MAX_CHARS = 64;
 
 export type AclTarget =
   | { kind: 'any' } // '*' or 'bind:*'
@@ -57,33 +57,6 @@ const OCTET = /^(?:0|[1-9][0-9]{0,2})$/;
 /** Digits and dots only, with at least one digit ("." alone is just a bad domain). */
 function isNumericHost(host: string): boolean {
   return DIGITS_AND_DOTS.test(host) && DIGIT.test(host);
-}
-
-/** JSON-quotes a user value for a message, cut to QUOTE_MAX_CHARS code points. */
-function quote(value: string): string {
-  // 64 code points fit in the first 128 UTF-16 units, so this never splits a surrogate pair
-  // that is kept, and never walks a huge string.
-  const points = Array.from(value.slice(0, QUOTE_MAX_CHARS * 2));
-  const cut = points.length > QUOTE_MAX_CHARS || value.length > QUOTE_MAX_CHARS * 2;
-  return JSON.stringify(cut ? points.slice(0, QUOTE_MAX_CHARS).join('') + '…' : value);
-}
-
-/** UTF-8 length without allocating; a lone surrogate counts as the 3-byte U+FFFD it becomes. */
-function utf8Bytes(s: string): number {
-  let bytes = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const next = s.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
 }
 
 /** Names the first character outside printable ASCII, or null when there is none. */
@@ -165,14 +138,22 @@ function portProblem(port: string): string | null {
   return `The port ${quote(port)} is invalid; the port must be a number from 1 to 65535 without leading zeros.`;
 }
 
-/** Checks a label key or value (not the `*` wildcard); returns why it fails, or null. */
-function labelPartProblem(part: string, what: 'key' | 'value'): string | null {
-  if (part === '') return `The label ${what} is empty; write the label as key=value, with "*" for any ${what}.`;
+/**
+ * SPEC §5.3's label `key` / `value` (1..63 of [A-Za-z0-9_.-]), the one rule for ACL label
+ * targets, the labels an agent binds with and a tunnel group's labels; returns why `part` fails,
+ * or null. `inAcl` adds the ACL's hints (its `*` wildcard, the key=value form).
+ */
+export function labelPartProblem(part: string, what: 'key' | 'value', inAcl = false): string | null {
+  if (part === '') {
+    return inAcl
+      ? `The label ${what} is empty; write the label as key=value, with "*" for any ${what}.`
+      : `The label ${what} is empty; it needs 1 to ${LABEL_PART_MAX_CHARS} characters.`;
+  }
   if (part.length > LABEL_PART_MAX_CHARS) {
     return `The label ${what} ${quote(part)} is ${part.length} characters long; at most ${LABEL_PART_MAX_CHARS} are allowed.`;
   }
   if (!LABEL_PART_CHARS.test(part)) {
-    return `The label ${what} ${quote(part)} may contain only letters, digits, "_", "." and "-" (or be exactly "*").`;
+    return `The label ${what} ${quote(part)} may contain only letters, digits, "_", "." and "-"${inAcl ? ' (or be exactly "*")' : ''}.`;
   }
   return null;
 }
@@ -187,7 +168,7 @@ function parseLabel(target: string): AclRuleCheck {
   if (key === '*' && value === '*') {
     return { ok: false, reason: 'The label target "*=*" is not allowed; use "bind:*" to permit every bind.' };
   }
-  const problem = (key === '*' ? null : labelPartProblem(key, 'key')) ?? (value === '*' ? null : labelPartProblem(value, 'value'));
+  const problem = (key === '*' ? null : labelPartProblem(key, 'key', true)) ?? (value === '*' ? null : labelPartProblem(value, 'value', true));
   return problem ? { ok: false, reason: problem } : { ok: true, target: { kind: 'label', key, value } };
 }
 

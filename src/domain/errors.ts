@@ -1,3 +1,8 @@
+import { quote } from './text.js';
+
+// Modules that quoted through this file keep working; the helper lives in text.ts.
+export { quote };
+
 /**
  * The error catalogue (SPEC §3). Every failure the API reports is an ApiError: an HTTP status,
  * the reference API's error code (absent where the SPEC has none), a message telling the caller
@@ -16,11 +21,6 @@ export class ApiError extends Error {
   }
 }
 
-/** Quotes a caller-supplied value for a message, cut short so a message never carries a payload. */
-export function quote(value: string, max = 64): string {
-  const shown = value.length > max ? `${value.slice(0, max)}…` : value;
-  return JSON.stringify(shown);
-}
 
 export const NOT_FOUND_MESSAGE = 'Resource not found';
 const INTERNAL_MESSAGE = 'Internal server error';
@@ -126,19 +126,13 @@ export const errors = {
 
   // Resource rules (SPEC §3 table).
   invalidAcl: (message: string) => new ApiError(400, 'ERR_NGROK_600', message, { param: 'acl' }),
-  descriptionTooLong: (bytes: number) =>
+  /** SPEC §5.1: description (604) and metadata (605) limits count UTF-8 bytes. */
+  textTooLong: (field: 'description' | 'metadata', bytes: number, limit: number) =>
     new ApiError(
       400,
-      'ERR_NGROK_604',
-      `The description is ${bytes} bytes long; the limit is 255 bytes of UTF-8. Shorten it.`,
-      { param: 'description' },
-    ),
-  metadataTooLong: (bytes: number) =>
-    new ApiError(
-      400,
-      'ERR_NGROK_605',
-      `The metadata is ${bytes} bytes long; the limit is 4096 bytes of UTF-8. Shorten it.`,
-      { param: 'metadata' },
+      field === 'description' ? 'ERR_NGROK_604' : 'ERR_NGROK_605',
+      `The ${field} is ${bytes} bytes long; the limit is ${limit} bytes of UTF-8. Shorten it.`,
+      { param: field },
     ),
   ownerNotPermitted: () =>
     new ApiError(
@@ -169,6 +163,16 @@ export const errors = {
       { param: 'before_id' },
     ),
   policy: (code: string, message: string, param: string) => new ApiError(400, code, message, { param }),
+  /**
+   * DELETE of a tunnel group that an edge's backend module names. No code of the reference API
+   * fits (SPEC §3: leave it out); 409 because the request is fine and the state is not.
+   */
+  tunnelGroupInUse: (id: string, edgeIds: readonly string[]) =>
+    new ApiError(
+      409,
+      undefined,
+      `The tunnel group ${id} is the backend of ${edgeIds.length === 1 ? 'the TLS edge' : `${edgeIds.length} TLS edges`} ${edgeIds.slice(0, 5).join(', ')}${edgeIds.length > 5 ? ', …' : ''}. Remove their backend modules (DELETE /edges/tls/{id}/backend) or point them at another group, then delete it.`,
+    ),
 
   // SPEC §3: every 5xx body says only this; the status and Retry-After tell a client to retry.
   /** POST /tunnel_sessions/{id}/stop|restart|update to an agent that cannot (TUNNELS.md §2). */

@@ -3,17 +3,24 @@ import swagger from '@fastify/swagger';
 import type { Config } from '../config.js';
 import type { Authenticator } from '../domain/auth.js';
 import type { CredentialService } from '../domain/credentials/service.js';
+import type { TunnelGroupService } from '../domain/backends/service.js';
 import type { TlsEdgeService } from '../domain/edges/service.js';
 import { newBareId } from '../domain/ids.js';
 import type { RateLimiter } from '../domain/rate-limit.js';
+import type { LiveObjectService } from '../domain/tunnels/live-objects.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { tunnelGroupRoutes } from './backends/routes.js';
+import { TunnelGroupResponse } from './backends/schemas.js';
 import { ErrorBody } from './common/schemas.js';
 import { credentialRoutes } from './credentials/routes.js';
 import { CredentialResponse } from './credentials/schemas.js';
 import { tlsEdgeRoutes } from './edges/routes.js';
-import { TlsEdgeResponse, TrafficPolicyModuleResponse } from './edges/schemas.js';
+import { backendModuleRoutes } from './edges/backend-routes.js';
+import { BackendModuleResponse, TlsEdgeResponse, TrafficPolicyModuleResponse } from './edges/schemas.js';
 import { trafficPolicyRoutes } from './edges/traffic-policy-routes.js';
+import { endpointRoutes } from './endpoints/routes.js';
+import { EndpointResponse } from './endpoints/schemas.js';
 import { opsRoutes } from './ops/routes.js';
 import { BODY_LIMIT_BYTES, registerJsonBodyParser } from './pipeline/body.js';
 import { lazyChildLogger } from './pipeline/child-logger.js';
@@ -24,6 +31,10 @@ import { registerResponseHeadersAndLog } from './pipeline/response.js';
 import { registerRouting } from './pipeline/routing.js';
 import { orderPreservingSerializerFactory } from './pipeline/serializer.js';
 import { parseQueryString } from './pipeline/validation.js';
+import { tunnelSessionRoutes } from './tunnel-sessions/routes.js';
+import { TunnelSessionResponse } from './tunnel-sessions/schemas.js';
+import { tunnelRoutes } from './tunnels/routes.js';
+import { TunnelResponse } from './tunnels/schemas.js';
 
 export type HttpApp = FastifyInstance;
 
@@ -34,6 +45,9 @@ export interface HttpDeps {
   authenticator: Authenticator;
   credentials: CredentialService;
   edges: TlsEdgeService;
+  /** Agent sessions, tunnels and endpoints, and the session commands. */
+  live: LiveObjectService;
+  groups: TunnelGroupService;
   /** Closed with the app. */
   rateLimiter: RateLimiter;
   metrics: Metrics;
@@ -48,7 +62,7 @@ export interface HttpDeps {
  * listens: app/start.ts does.
  */
 export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
-  const { config, authenticator, credentials, edges, rateLimiter } = deps;
+  const { config, authenticator, credentials, edges, groups, live, rateLimiter } = deps;
   const toAnswer = (error: unknown, request: FastifyRequest) => toApiError(error, request, deps.isUnavailable);
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -118,14 +132,19 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   app.addSchema(ErrorBody);
   app.addSchema(CredentialResponse);
   app.addSchema(TrafficPolicyModuleResponse);
+  app.addSchema(BackendModuleResponse);
+  app.addSchema(TunnelGroupResponse);
   app.addSchema(TlsEdgeResponse);
+  app.addSchema(TunnelSessionResponse);
+  app.addSchema(TunnelResponse);
+  app.addSchema(EndpointResponse);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
       info: {
         title: 'burrow',
         version: '2',
-        description: 'Tunnel credentials, TLS edges and their traffic policy. Send `Service-Version: 2` (or `Ngrok-Version: 2`).',
+        description: 'Tunnel credentials, TLS edges with their traffic policy and backend modules, tunnel group backends, and the live agent sessions, tunnels and endpoints. Send `Service-Version: 2` (or `Ngrok-Version: 2`).',
       },
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
     },
@@ -136,5 +155,10 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await app.register(credentialRoutes, { credentials, publicUrl: config.publicUrl });
   await app.register(tlsEdgeRoutes, { edges, publicUrl: config.publicUrl });
   await app.register(trafficPolicyRoutes, { edges });
+  await app.register(tunnelSessionRoutes, { live, publicUrl: config.publicUrl });
+  await app.register(tunnelRoutes, { live, publicUrl: config.publicUrl });
+  await app.register(endpointRoutes, { live, publicUrl: config.publicUrl });
+  await app.register(backendModuleRoutes, { edges, publicUrl: config.publicUrl });
+  await app.register(tunnelGroupRoutes, { groups, publicUrl: config.publicUrl });
   return app;
 }

@@ -1,5 +1,5 @@
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { Counter, Histogram } from './prometheus.js';
+import { CONTENT_TYPES, Counter, Histogram, renderFamilies, type ExpositionFormat, type FamilySnapshot } from './prometheus.js';
 
 let processRegistry: Registry | undefined;
 
@@ -38,13 +38,25 @@ export class Metrics {
     this.dbQueries.get(`${kind}|${outcome}`, () => ({ dialect, kind, outcome })).observe(ms / 1000);
   }
 
-  /** The Content-Type of `render()`'s text. */
-  get contentType(): string {
-    return processMetrics().contentType;
+  /** The Content-Type of `render(format)`'s text. */
+  contentType(format: ExpositionFormat): string {
+    return CONTENT_TYPES[format];
   }
 
-  /** Process metrics, then this application's, in the Prometheus text format. */
-  async render(): Promise<string> {
-    return (await processMetrics().metrics()) + this.families.map((family) => family.render()).join('');
+  /** Process metrics, then this application's, in the format asked for. */
+  async render(format: ExpositionFormat = 'prometheus'): Promise<string> {
+    const process = (await processMetrics().getMetricsAsJSON()).map(
+      (metric): FamilySnapshot => ({
+        name: metric.name,
+        help: metric.help,
+        type: String(metric.type),
+        samples: metric.values.map((value) => ({
+          name: (value as { metricName?: string }).metricName ?? metric.name,
+          labels: Object.fromEntries(Object.entries(value.labels).map(([label, given]) => [label, String(given)])),
+          value: value.value,
+        })),
+      }),
+    );
+    return renderFamilies([...process, ...this.families.map((family) => family.snapshot())], format);
   }
 }

@@ -1,15 +1,24 @@
 /**
- * Counters and histograms in the Prometheus text format, for the per-request metrics. Recording
- * is a map lookup and a few additions: prom-client hashes the label set on every observation,
- * which showed up in request profiles. Process metrics still come from prom-client.
+ * Counters and histograms, and the one renderer of every metric family (ours and prom-client's
+ * process metrics) in the two formats a Prometheus server scrapes: the text format 0.0.4 and
+ * OpenMetrics 1.0. Recording is a map lookup and a few additions: prom-client hashes the label
+ * set on every observation, which showed up in request profiles. prom-client still measures the
+ * process; its own text writer is not used, since it spells NaN "Nan", which no parser accepts.
  */
 type Labels = Readonly<Record<string, string>>;
 
-function renderLabels(labels: Labels, extra?: [string, string]): string {
-  const pairs = Object.entries(labels);
-  if (extra) pairs.push(extra);
-  if (pairs.length === 0) return '';
-  return `{${pairs.map(([name, value]) => `${name}="${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`).join(',')}}`;
+export type ExpositionFormat = 'prometheus' | 'openmetrics';
+
+export const CONTENT_TYPES: Readonly<Record<ExpositionFormat, string>> = {
+  prometheus: 'text/plain; version=0.0.4; charset=utf-8',
+  openmetrics: 'application/openmetrics-text; version=1.0.0; charset=utf-8',
+};
+
+export interface FamilySnapshot {
+  name: string;
+  help: string;
+  type: string;
+  samples: { name: string; labels: Labels; value: number }[];
 }
 
 export class CounterSeries {
@@ -61,7 +70,11 @@ abstract class Family<S> {
   }
 
   protected abstract make(labels: Labels): S;
-  abstract render(): string;
+  abstract snapshot(): FamilySnapshot;
+
+  render(format: ExpositionFormat = 'prometheus'): string {
+    return renderFamily(this.snapshot(), format);
+  }
 }
 
 export class Counter extends Family<CounterSeries> {
@@ -69,10 +82,9 @@ export class Counter extends Family<CounterSeries> {
     return new CounterSeries(labels);
   }
 
-  render(): string {
-    let text = `# HELP ${this.name} ${this.help}\n# TYPE ${this.name} counter\n`;
-    for (const series of this.series.values()) text += `${this.name}${renderLabels(series.labels)} ${series.value}\n`;
-    return text;
+  snapshot(): FamilySnapshot {
+    const samples = [...this.series.values()].map((series) => ({ name: this.name, labels: series.labels, value: series.value }));
+    return { name: this.name, help: this.help, type: 'counter', samples };
   }
 }
 
@@ -89,18 +101,65 @@ export class Histogram extends Family<HistogramSeries> {
     return new HistogramSeries(labels, this.bounds);
   }
 
-  render(): string {
-    let text = `# HELP ${this.name} ${this.help}\n# TYPE ${this.name} histogram\n`;
+  snapshot(): FamilySnapshot {
+    const samples: FamilySnapshot['samples'] = [];
     for (const series of this.series.values()) {
       let cumulative = 0;
       this.bounds.forEach((bound, i) => {
         cumulative += series.counts[i]!;
-        text += `${this.name}_bucket${renderLabels(series.labels, ['le', String(bound)])} ${cumulative}\n`;
+        samples.push({ name: `${this.name}_bucket`, labels: { ...series.labels, le: String(bound) }, value: cumulative });
       });
-      text += `${this.name}_bucket${renderLabels(series.labels, ['le', '+Inf'])} ${series.count}\n`;
-      text += `${this.name}_sum${renderLabels(series.labels)} ${series.sum}\n`;
-      text += `${this.name}_count${renderLabels(series.labels)} ${series.count}\n`;
+      samples.push({ name: `${this.name}_bucket`, labels: { ...series.labels, le: '+Inf' }, value: series.count });
+      samples.push({ name: `${this.name}_sum`, labels: series.labels, value: series.sum });
+      samples.push({ name: `${this.name}_count`, labels: series.labels, value: series.count });
     }
-    return text;
+    return { name: this.name, help: this.help, type: 'histogram', samples };
   }
+}
+
+/** Families in order, then OpenMetrics' end marker. */
+export function renderFamilies(families: readonly FamilySnapshot[], format: ExpositionFormat): string {
+  const text = families.map((family) => renderFamily(family, format)).join('');
+  return format === 'openmetrics' ? `${text}# EOF\n` : text;
+}
+
+/**
+ * One family. OpenMetrics names a counter family without `_total` and its samples with it, and
+ * calls an untyped family `unknown`. A sample whose value is NaN (a gauge with nothing measured
+ * yet, such as the event loop's mean lag right after the previous scrape) is left out: a family
+ * may have no sample, and a NaN would only break graphs and alerts.
+ */
+function renderFamily(family: FamilySnapshot, format: ExpositionFormat): string {
+  const openMetrics = format === 'openmetrics';
+  let name = family.name;
+  let type = family.type;
+  let sampleName = (sample: string) => sample;
+  if (openMetrics && type === 'counter') {
+    name = name.replace(/_total$/, '');
+    sampleName = () => `${name}_total`;
+  }
+  if (openMetrics && type === 'untyped') type = 'unknown';
+  let text = `# HELP ${name} ${escapeHelp(family.help, openMetrics)}\n# TYPE ${name} ${type}\n`;
+  for (const sample of family.samples) {
+    if (Number.isNaN(sample.value)) continue;
+    text += `${sampleName(sample.name)}${renderLabels(sample.labels)} ${renderValue(sample.value)}\n`;
+  }
+  return text;
+}
+
+function renderLabels(labels: Labels): string {
+  const pairs = Object.entries(labels);
+  if (pairs.length === 0) return '';
+  return `{${pairs.map(([name, value]) => `${name}="${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`).join(',')}}`;
+}
+
+function escapeHelp(help: string, openMetrics: boolean): string {
+  const escaped = help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+  return openMetrics ? escaped.replace(/"/g, '\\"') : escaped;
+}
+
+function renderValue(value: number): string {
+  if (value === Number.POSITIVE_INFINITY) return '+Inf';
+  if (value === Number.NEGATIVE_INFINITY) return '-Inf';
+  return String(value);
 }

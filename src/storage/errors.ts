@@ -20,8 +20,8 @@ export function isUnavailableError(error: unknown): boolean {
   );
 }
 
-/** True for a unique or primary-key violation on either dialect. */
-export function isUniqueViolation(error: unknown): boolean {
+/** True for a foreign-key violation on either dialect (a tunnel group named or deleted in a race). */
+export function isForeignKeyViolation(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 }

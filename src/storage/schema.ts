@@ -54,6 +54,20 @@ export interface TlsEdgesTable {
   /** 0/1 when a traffic policy module is attached, else null (as is policy_value). */
   policy_enabled: number | null;
   policy_value: string | null;
+  /** 0/1 when a backend module is attached, else null (as is backend_id). */
+  backend_enabled: number | null;
+  /** The tunnel group of the backend module (foreign key). */
+  backend_id: string | null;
+  created_at: string;
+}
+
+export interface TunnelGroupBackendsTable {
+  id: string;
+  account_id: string;
+  description: string;
+  metadata: string;
+  /** JSON object of labels, keys sorted. */
+  labels: string;
   created_at: string;
 }
 
@@ -144,6 +158,7 @@ export interface SchemaTables {
   api_keys: ApiKeysTable;
   credentials: CredentialsTable;
   tls_edges: TlsEdgesTable;
+  tunnel_group_backends: TunnelGroupBackendsTable;
   rate_limit_counts: RateLimitCountsTable;
   bootstrap: BootstrapTable;
   instances: InstancesTable;

@@ -1,8 +1,8 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, type Compilable, type SqliteDatabase } from 'kysely';
-import type { Store } from './types.js';
+import type { Store, StoreOptions } from './types.js';
 import { QueryObservers } from './query-observers.js';
 import { WalSyncBarrier } from './durability.js';
 import { compileTemplate, type PreparedQuery } from './prepared.js';
@@ -10,11 +10,14 @@ import type { SchemaTables } from './schema.js';
 import { SqliteReadQueue } from './sqlite-reads.js';
 import { SqliteWriteQueue } from './sqlite-writes.js';
 
-export function openSqlite(path: string): Store {
+export function openSqlite(path: string, options: Pick<StoreOptions, 'mustExist'> = {}): Store {
   const inMemory = path === ':memory:';
   const file = inMemory ? path : resolve(path);
-  if (!inMemory) mkdirSync(dirname(file), { recursive: true });
-  const database = new Database(file);
+  if (!inMemory && options.mustExist && !existsSync(file)) {
+    throw new Error(`there is no database at ${file} (burrow serve or burrow migrate creates it)`);
+  }
+  if (!inMemory) makeDirectories(dirname(file));
+  const database = new Database(file, { fileMustExist: options.mustExist === true });
   database.pragma('journal_mode = WAL');
   // NORMAL + an explicit fdatasync of the WAL before answering (WalSyncBarrier) is as durable
   // as FULL but lets concurrent writes share one fsync, off the event loop.
@@ -83,6 +86,22 @@ export function openSqlite(path: string): Store {
       await db.destroy();
     },
   };
+}
+
+/**
+ * mkdir -p, one level at a time: Node's recursive mkdir never returns on some paths (under /proc
+ * it retries forever), and a missing level should fail with its own name.
+ */
+function makeDirectories(directory: string): void {
+  if (existsSync(directory)) return;
+  const parent = dirname(directory);
+  if (parent !== directory) makeDirectories(parent);
+  try {
+    mkdirSync(directory);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST') throw new Error(`cannot create the directory ${directory} (${code ?? String(error)})`);
+  }
 }
 
 /**

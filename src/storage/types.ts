@@ -30,4 +30,6 @@ export type QueryListener = (kind: string, durationMs: number, failed: boolean) 
 export interface StoreOptions {
   poolSize?: number;
   statementTimeoutMs?: number;
+  /** SQLite: refuse to create the file (read-only CLI commands); PostgreSQL never creates one. */
+  mustExist?: boolean;
 }

@@ -5,6 +5,7 @@ import { AccountService } from '../../src/domain/accounts/service.js';
 import type { Principal } from '../../src/domain/accounts/types.js';
 import { buildApp } from '../../src/app/build.js';
 import type { RateLimiter } from '../../src/domain/rate-limit.js';
+import type { SessionControl } from '../../src/domain/tunnels/live-objects.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { openStore, type Store } from '../../src/storage/db.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
@@ -56,7 +57,7 @@ export interface CallOptions extends Omit<InjectOptions, 'body'> {
 
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { rateLimiter?: RateLimiter; sameDatabaseAs?: TestApp } = {},
+  options: { rateLimiter?: RateLimiter; sameDatabaseAs?: TestApp; sessionControl?: SessionControl } = {},
 ): Promise<TestApp> {
   const shared = options.sameDatabaseAs;
   if (shared) env = { DATABASE_URL: shared.config.databaseUrl, ...env };
@@ -89,6 +90,7 @@ export async function createTestApp(
     store,
     logger: createLogger(config.logLevel, sink),
     ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
+    ...(options.sessionControl ? { sessionControl: options.sessionControl } : {}),
   });
   await app.ready();
 

@@ -336,6 +336,12 @@ export interface CliOptions {
 }
 
 /** Runs `burrow <args>` (`node --import tsx src/cli/main.ts <args>`) to completion. */
+/** `burrow <args>` as a child with piped stdout and stderr, for tests that drive the pipes themselves. */
+export function spawnCli(args: string[], options: CliOptions = {}): ChildProcess {
+  const env = childEnv({ ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}), ...options.env });
+  return track(spawn(process.execPath, [...CLI_ARGS, ...args], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }));
+}
+
 export async function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   const env = childEnv({ ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}), ...options.env });
   const child = track(spawn(process.execPath, [...CLI_ARGS, ...args], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }));

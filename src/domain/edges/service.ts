@@ -5,7 +5,7 @@ import { errors, quote } from '../errors.js';
 import { isIdOf, newId } from '../ids.js';
 import { validatePolicy } from '../policy/index.js';
 import { checkDescription, checkMetadata } from '../text-limits.js';
-import type { TlsEdge, TlsEdgeChanges, TlsEdgeRepository, TrafficPolicyModule } from './types.js';
+import type { BackendModule, TlsEdge, TlsEdgeChanges, TlsEdgeRepository, TrafficPolicyModule } from './types.js';
 
 export const HOSTPORTS_MAX = 10;
 
@@ -14,22 +14,34 @@ export interface TrafficPolicyInput {
   value: string;
 }
 
+export interface BackendInput {
+  enabled?: boolean | undefined;
+  backendId: string;
+}
+
 export interface TlsEdgeInput {
   description?: string | undefined;
   metadata?: string | undefined;
   hostports?: readonly string[] | undefined;
+  backend?: BackendInput | undefined;
   trafficPolicy?: TrafficPolicyInput | undefined;
 }
 
-/** SPEC §7: TLS edges and their traffic policy module, free of HTTP and SQL. */
+/** Which tunnel groups exist (the backends service): a backend module must name one of the account. */
+export interface TunnelGroupDirectory {
+  exists(accountId: string, id: string): Promise<boolean>;
+}
+
+/** SPEC §7: TLS edges and their traffic policy and backend modules, free of HTTP and SQL. */
 export class TlsEdgeService {
   constructor(
     private readonly repository: TlsEdgeRepository,
     private readonly maxPolicyRules: number,
+    private readonly groups: TunnelGroupDirectory,
   ) {}
 
   async create(caller: Principal, input: TlsEdgeInput): Promise<TlsEdge> {
-    const checked = this.check(input);
+    const checked = await this.check(caller.accountId, input);
     const { id, createdAt } = newId('edgtls');
     const edge: TlsEdge = {
       id,
@@ -37,10 +49,11 @@ export class TlsEdgeService {
       description: checked.description ?? '',
       metadata: checked.metadata ?? '',
       hostports: checked.hostports ?? [],
+      backend: checked.backend ?? null,
       trafficPolicy: checked.trafficPolicy ?? null,
       createdAt,
     };
-    await this.repository.insert(edge);
+    if ((await this.repository.insert(edge)) === 'backend-missing') throw noSuchGroup(BACKEND_IN_EDGE, edge.backend!.backendId);
     return edge;
   }
 
@@ -57,8 +70,9 @@ export class TlsEdgeService {
 
   /** Every field is checked before the edge is looked up: a bad body wins over an unknown id. */
   async update(caller: Principal, id: string, input: TlsEdgeInput): Promise<TlsEdge> {
-    const changes = this.check(input);
+    const changes = await this.check(caller.accountId, input);
     const updated = isIdOf(id, 'edgtls') ? await this.repository.update(caller.accountId, id, changes) : undefined;
+    if (updated === 'backend-missing') throw noSuchGroup(BACKEND_IN_EDGE, changes.backend!.backendId);
     if (!updated) throw errors.notFound();
     return updated;
   }
@@ -88,13 +102,43 @@ export class TlsEdgeService {
     if (!found) throw errors.notFound();
   }
 
-  private check(input: TlsEdgeInput): TlsEdgeChanges {
+  /**
+   * PUT of the backend module: the group is checked first (a bad body wins over an unknown
+   * edge); `field` names where `backend_id` was in the request, for the error's `param`.
+   */
+  async replaceBackend(caller: Principal, id: string, input: BackendInput, field = 'backend_id'): Promise<BackendModule> {
+    const module = await this.checkBackend(caller.accountId, input, field);
+    const found = isIdOf(id, 'edgtls') && (await this.repository.setBackend(caller.accountId, id, module));
+    if (found === 'backend-missing') throw noSuchGroup(field, module.backendId);
+    if (!found) throw errors.notFound();
+    return module;
+  }
+
+  async getBackend(caller: Principal, id: string): Promise<BackendModule> {
+    const module = (await this.get(caller, id)).backend;
+    if (!module) throw errors.notFound();
+    return module;
+  }
+
+  /** Deleting a module that is not there succeeds, as for the traffic policy module. */
+  async deleteBackend(caller: Principal, id: string): Promise<void> {
+    const found = isIdOf(id, 'edgtls') && (await this.repository.setBackend(caller.accountId, id, null));
+    if (!found) throw errors.notFound();
+  }
+
+  private async check(accountId: string, input: TlsEdgeInput): Promise<TlsEdgeChanges> {
     const changes: TlsEdgeChanges = {};
     if (input.description !== undefined) changes.description = checkDescription(input.description);
     if (input.metadata !== undefined) changes.metadata = checkMetadata(input.metadata);
     if (input.hostports !== undefined) changes.hostports = checkHostports(input.hostports);
     if (input.trafficPolicy !== undefined) changes.trafficPolicy = this.checkModule(input.trafficPolicy, 'traffic_policy.value');
+    if (input.backend !== undefined) changes.backend = await this.checkBackend(accountId, input.backend, BACKEND_IN_EDGE);
     return changes;
+  }
+
+  private async checkBackend(accountId: string, input: BackendInput, field: string): Promise<BackendModule> {
+    if (!(await this.groups.exists(accountId, input.backendId))) throw noSuchGroup(field, input.backendId);
+    return { enabled: input.enabled ?? true, backendId: input.backendId };
   }
 
   /** `field` names where the document was in the request, for the error's `param`. */
@@ -114,4 +158,10 @@ function checkHostports(hostports: readonly string[]): readonly string[] {
     if (problem) throw errors.invalidField('hostports', `entry ${index + 1}, ${quote(hostport)}, is not a valid host:port. ${problem}`);
   });
   return [...hostports];
+}
+
+const BACKEND_IN_EDGE = 'backend.backend_id';
+
+function noSuchGroup(field: string, backendId: string): Error {
+  return errors.invalidField(field, `must name a tunnel group of this account (a "bkdtg_" id), and ${quote(backendId)} is none`);
 }

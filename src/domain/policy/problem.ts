@@ -4,6 +4,8 @@
  * check a straight line of code; nothing outside this module ever sees the exception.
  */
 
+import { quote, utf8Bytes } from '../text.js';
+
 export const CODES = {
   celInvalid: 'ERR_NGROK_2200',
   unknownAction: 'ERR_NGROK_2201',
@@ -36,23 +38,13 @@ export function fail(code: PolicyErrorCode, message: string): never {
   throw new PolicyProblem(code, message);
 }
 
-const encoder = new TextEncoder();
+/** Policy messages quote at most this many code points of a value (the rest of the API 64). */
+const QUOTE_MAX_CHARS = 48;
 
-export function utf8Bytes(text: string): number {
-  // Counting without encoding would be faster, but this is only used on short strings and on the
-  // whole document once; TextEncoder counts lone surrogates as U+FFFD (3 bytes), as the wire does.
-  return encoder.encode(text).length;
-}
+export { utf8Bytes };
 
-/**
- * A user-supplied string as it may appear in a message: JSON-quoted (so control characters are
- * visible and cannot forge lines) and cut to `max` code points, never splitting a surrogate pair.
- */
-export function quoted(text: string, max = 48): string {
-  const points = Array.from(text);
-  const shown = points.length > max ? `${points.slice(0, max).join('')}…` : text;
-  return JSON.stringify(shown);
-}
+/** quote() with the policy messages' default length. */
+export const quoted = (text: string, max = QUOTE_MAX_CHARS): string => quote(text, max);
 
 /** A short description of a YAML value's kind, for "expected X, found Y" messages. */
 export function kindOf(value: unknown): string {

@@ -19,7 +19,14 @@ export interface AgentCredential {
 export interface IngressRepository {
   /** A credential of a live (unrevoked) account, or undefined. */
   findCredential(id: string): Promise<AgentCredential | undefined>;
-  countSessions(accountId: string): Promise<number>;
+  /** Sessions of the account, not counting `exceptId` (a session resuming its id). */
+  countSessions(accountId: string, exceptId?: string): Promise<number>;
+  /**
+   * For a session resuming its id here: removes the tunnels and endpoints another instance
+   * recorded for it (that instance lost the agent, maybe by dying), so its rebinds, which keep
+   * their ids and URLs, do not collide with them.
+   */
+  forgetSessionElsewhere(sessionId: string, instanceId: string): Promise<void>;
   insertSession(session: TunnelSession): Promise<void>;
   /** Removes a session with its tunnels, its endpoints and this instance's claims no tunnel still uses. */
   deleteSession(id: string): Promise<void>;
@@ -84,10 +91,13 @@ export class AgentIngress {
     if (!isWellFormedSecret(token)) throw agentErrors.malformedToken(token);
     const credential = await this.repository.findCredential(`cr_${secretKsuid(token)}`);
     if (!credential || !secretMatchesHash(token, credential.tokenHash)) throw agentErrors.invalidToken(token);
-    const max = this.limits.maxSessionsPerAccount;
-    if (max > 0 && (await this.repository.countSessions(credential.accountId)) >= max) throw agentErrors.tooManySessions(max);
-    const { id, createdAt } = newId('ts');
     const resumed = isIdOf(hello.previousId, 'ts') && isResumeProof(credential.tokenHash, hello.previousId, hello.cookie);
+    const max = this.limits.maxSessionsPerAccount;
+    // A resumed session is the same session: its old row (left by a crash) does not count.
+    const others = await this.repository.countSessions(credential.accountId, resumed ? hello.previousId : undefined);
+    if (max > 0 && others >= max) throw agentErrors.tooManySessions(max);
+    if (resumed) await this.repository.forgetSessionElsewhere(hello.previousId, this.instanceId);
+    const { id, createdAt } = newId('ts');
     const session: TunnelSession = {
       id: resumed ? hello.previousId : id,
       accountId: credential.accountId,

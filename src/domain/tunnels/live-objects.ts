@@ -2,7 +2,9 @@ import type { Principal } from '../accounts/types.js';
 import { errors } from '../errors.js';
 import { isIdOf } from '../ids.js';
 import type { PageOf } from '../paging.js';
-import type { Endpoint, LiveObjectReader, SessionCommand, Tunnel, TunnelSession } from './types.js';
+import { labelsMatch } from '../backends/labels.js';
+import type { Labels } from '../backends/types.js';
+import type { ListedEndpoint, ListedTunnel, LiveObjectReader, SessionCommand, TunnelSession } from './types.js';
 
 /** Delivers a command to whichever instance holds the session (app/ wires it). */
 export interface SessionControl {
@@ -13,11 +15,31 @@ export interface SessionControl {
  * The REST side of the data plane (TUNNELS.md §2–§3): read-only listings of sessions, tunnels and
  * endpoints, and the three session commands. Another account's objects are not found.
  */
+/** The tunnel groups of an account, as selectors (TUNNELS.md §4: a group matches by labels). */
+export interface GroupSelectors {
+  selectors(accountId: string): Promise<readonly { id: string; labels: Labels }[]>;
+}
+
+/** A tunnel as listed: with the tunnel groups a labeled tunnel serves. */
+export interface TunnelView extends ListedTunnel {
+  readonly backendIds: readonly string[];
+}
+
 export class LiveObjectService {
   constructor(
     private readonly reader: LiveObjectReader,
     private readonly control: SessionControl,
+    private readonly groups: GroupSelectors = { selectors: async () => [] },
   ) {}
+
+  private async withBackends(accountId: string, tunnels: readonly ListedTunnel[]): Promise<TunnelView[]> {
+    const labeled = tunnels.some((tunnel) => tunnel.labels !== null);
+    const selectors = labeled ? await this.groups.selectors(accountId) : [];
+    return tunnels.map((tunnel) => ({
+      ...tunnel,
+      backendIds: tunnel.labels === null ? [] : selectors.filter((group) => labelsMatch(group.labels, tunnel.labels!)).map((group) => group.id),
+    }));
+  }
 
   async getSession(caller: Principal, id: string): Promise<TunnelSession> {
     const session = isIdOf(id, 'ts') ? await this.reader.getSession(caller.accountId, id) : undefined;
@@ -30,18 +52,26 @@ export class LiveObjectService {
     return this.reader.listSessions(caller.accountId, { beforeId, limit });
   }
 
-  listTunnels(caller: Principal, beforeId: string | undefined, limit: number): Promise<PageOf<Tunnel>> {
-    if (beforeId !== undefined && !isIdOf(beforeId, 'tn')) throw errors.invalidBeforeId(beforeId, 'tunnel');
-    return this.reader.listTunnels(caller.accountId, { beforeId, limit });
+  async getTunnel(caller: Principal, id: string): Promise<TunnelView> {
+    const tunnel = isIdOf(id, 'tn') ? await this.reader.getTunnel(caller.accountId, id) : undefined;
+    if (!tunnel) throw errors.notFound();
+    const [view] = await this.withBackends(caller.accountId, [tunnel]);
+    return view!;
   }
 
-  async getEndpoint(caller: Principal, id: string): Promise<Endpoint> {
+  async listTunnels(caller: Principal, beforeId: string | undefined, limit: number): Promise<PageOf<TunnelView>> {
+    if (beforeId !== undefined && !isIdOf(beforeId, 'tn')) throw errors.invalidBeforeId(beforeId, 'tunnel');
+    const page = await this.reader.listTunnels(caller.accountId, { beforeId, limit });
+    return { items: await this.withBackends(caller.accountId, page.items), hasMore: page.hasMore };
+  }
+
+  async getEndpoint(caller: Principal, id: string): Promise<ListedEndpoint> {
     const endpoint = isIdOf(id, 'ep') ? await this.reader.getEndpoint(caller.accountId, id) : undefined;
     if (!endpoint) throw errors.notFound();
     return endpoint;
   }
 
-  listEndpoints(caller: Principal, beforeId: string | undefined, limit: number): Promise<PageOf<Endpoint>> {
+  listEndpoints(caller: Principal, beforeId: string | undefined, limit: number): Promise<PageOf<ListedEndpoint>> {
     if (beforeId !== undefined && !isIdOf(beforeId, 'ep')) throw errors.invalidBeforeId(beforeId, 'endpoint');
     return this.reader.listEndpoints(caller.accountId, { beforeId, limit });
   }

@@ -1,7 +1,21 @@
 import Type, { type TSchema } from 'typebox';
+import { MAX_PAGE_SIZE } from './paging.js';
 
 /** `T | null` in request bodies: SPEC §1 says null means "not provided". */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/**
+ * A string whose limit counts UTF-8 bytes. JSON Schema's `maxLength` counts characters, so the
+ * limit is published as `x-max-bytes` (with the sentence in the description), and `x-error-code`
+ * says which SPEC code answers a longer value: the domain rule that owns the constant enforces it,
+ * and the request validator leaves constraints under `x-error-code` to that rule.
+ */
+export const Utf8Text = (maxBytes: number, errorCode: string, description: string) =>
+  Type.String({
+    description: `${description} At most ${maxBytes} bytes of UTF-8 (not characters).`,
+    'x-max-bytes': maxBytes,
+    'x-error-code': errorCode,
+  });
 
 export const ErrorBody = Type.Object(
   {
@@ -38,7 +52,14 @@ export const IdParams = Type.Object({ id: Type.String({ description: 'Resource i
 export const PagingQuery = Type.Object({
   before_id: Type.Optional(Type.String({ description: 'Only items with a smaller (older) id.' })),
   beforeId: Type.Optional(Type.String({ description: 'Alias of before_id (sent by the npm client).', deprecated: true })),
-  limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]*$', description: 'Page size, 1 to 100 (default 100).' })),
+  limit: Type.Optional(
+    Type.String({
+      pattern: '^[1-9][0-9]*$',
+      'x-maximum': MAX_PAGE_SIZE,
+      'x-error-code': 'ERR_NGROK_244',
+      description: `Page size, a decimal string from 1 to ${MAX_PAGE_SIZE} (default ${MAX_PAGE_SIZE}).`,
+    }),
+  ),
 });
 
 export const security = [{ bearerAuth: [] }];

@@ -1,11 +1,15 @@
 import Type, { type Static } from 'typebox';
-import { Nullable } from '../common/schemas.js';
+import { ACL_MAX_RULES, ACL_RULE_MAX_BYTES } from '../../domain/acl.js';
+import { DESCRIPTION_MAX_BYTES, METADATA_MAX_BYTES } from '../../domain/text-limits.js';
+import { Nullable, Utf8Text } from '../common/schemas.js';
 
-const description = Type.String({ maxLength: 255, description: 'Who or what uses the credential; at most 255 bytes of UTF-8.' });
-const metadata = Type.String({ maxLength: 4096, description: 'Machine-readable data; at most 4096 bytes of UTF-8.' });
-const acl = Type.Array(Type.String(), {
-  maxItems: 100,
-  description: 'Bind rules (`bind:<domain|*.domain|host:port|key=value>` or `*`); empty means unrestricted. At most 100 rules of 255 bytes.',
+const description = Utf8Text(DESCRIPTION_MAX_BYTES, 'ERR_NGROK_604', 'Who or what uses the credential.');
+const metadata = Utf8Text(METADATA_MAX_BYTES, 'ERR_NGROK_605', 'Machine-readable data.');
+/** SPEC §5.3: both the count and each rule's bytes are answered 600 by validateAcl. */
+const acl = Type.Array(Type.String({ 'x-max-bytes': ACL_RULE_MAX_BYTES, description: `At most ${ACL_RULE_MAX_BYTES} bytes of UTF-8.` }), {
+  maxItems: ACL_MAX_RULES,
+  'x-error-code': 'ERR_NGROK_600',
+  description: `Bind rules (\`bind:<domain|*.domain|host:port|key=value>\` or \`*\`); empty means unrestricted. At most ${ACL_MAX_RULES} rules of ${ACL_RULE_MAX_BYTES} bytes of UTF-8.`,
 });
 
 export const CreateCredentialBody = Type.Object(

@@ -1,4 +1,5 @@
-import type { TlsEdge, TrafficPolicyModule } from '../../domain/edges/types.js';
+import type { BackendModule, TlsEdge, TrafficPolicyModule } from '../../domain/edges/types.js';
+import { tunnelGroupUri } from '../backends/present.js';
 
 /** The wire shape of SPEC §7.1: modules burrow does not serve are always null. */
 export function presentEdge(edge: TlsEdge, base: string) {
@@ -9,7 +10,7 @@ export function presentEdge(edge: TlsEdge, base: string) {
     description: edge.description === '' ? undefined : edge.description,
     metadata: edge.metadata === '' ? undefined : edge.metadata,
     hostports: [...edge.hostports],
-    backend: null,
+    backend: edge.backend && presentBackend(edge.backend, base),
     ip_restriction: null,
     mutual_tls: null,
     tls_termination: null,
@@ -20,4 +21,8 @@ export function presentEdge(edge: TlsEdge, base: string) {
 
 export function presentModule(module: TrafficPolicyModule) {
   return { enabled: module.enabled, value: module.value };
+}
+
+export function presentBackend(module: BackendModule, base: string) {
+  return { enabled: module.enabled, backend: { id: module.backendId, uri: tunnelGroupUri(base, module.backendId) } };
 }

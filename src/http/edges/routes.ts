@@ -24,7 +24,7 @@ export async function tlsEdgeRoutes(fastify: FastifyInstance, deps: EdgeRouteDep
     {
       schema: {
         operationId: 'createTlsEdge',
-        summary: 'Create a TLS edge, optionally with its traffic policy module.',
+        summary: 'Create a TLS edge, optionally with its backend and traffic policy modules.',
         tags,
         security,
         body: CreateTlsEdgeBody,
@@ -37,6 +37,7 @@ export async function tlsEdgeRoutes(fastify: FastifyInstance, deps: EdgeRouteDep
         description: body.description ?? undefined,
         metadata: body.metadata ?? undefined,
         hostports: body.hostports ?? undefined,
+        backend: body.backend ? { enabled: body.backend.enabled ?? undefined, backendId: body.backend.backend_id } : undefined,
         trafficPolicy: body.traffic_policy ? { enabled: body.traffic_policy.enabled ?? undefined, value: body.traffic_policy.value } : undefined,
       });
       const shaped = presentEdge(edge, baseUrl(request, publicUrl));
@@ -89,7 +90,7 @@ export async function tlsEdgeRoutes(fastify: FastifyInstance, deps: EdgeRouteDep
     {
       schema: {
         operationId: 'updateTlsEdge',
-        summary: 'Update a TLS edge; absent or null fields stay, a given traffic_policy replaces the module.',
+        summary: 'Update a TLS edge; absent or null fields stay, a given backend or traffic_policy replaces that module.',
         tags,
         security,
         params: IdParams,
@@ -105,6 +106,7 @@ export async function tlsEdgeRoutes(fastify: FastifyInstance, deps: EdgeRouteDep
         description: body.description ?? undefined,
         metadata: body.metadata ?? undefined,
         hostports: body.hostports ?? undefined,
+        backend: body.backend ? { enabled: body.backend.enabled ?? undefined, backendId: body.backend.backend_id } : undefined,
         trafficPolicy: body.traffic_policy ? { enabled: body.traffic_policy.enabled ?? undefined, value: body.traffic_policy.value } : undefined,
       });
       return presentEdge(edge, baseUrl(request, publicUrl));
@@ -116,7 +118,7 @@ export async function tlsEdgeRoutes(fastify: FastifyInstance, deps: EdgeRouteDep
     {
       schema: {
         operationId: 'deleteTlsEdge',
-        summary: 'Delete a TLS edge and its traffic policy module.',
+        summary: 'Delete a TLS edge and its modules.',
         tags,
         security,
         params: IdParams,

@@ -1,17 +1,31 @@
 import Type, { type Static } from 'typebox';
-import { Nullable } from '../common/schemas.js';
+import { HOSTPORTS_MAX } from '../../domain/edges/service.js';
+import { POLICY_MAX_BYTES } from '../../domain/policy/limits.js';
+import { DESCRIPTION_MAX_BYTES, METADATA_MAX_BYTES } from '../../domain/text-limits.js';
+import { Nullable, Utf8Text } from '../common/schemas.js';
+import { ResourceRef } from '../backends/schemas.js';
 
-const description = Type.String({ maxLength: 255, description: 'At most 255 bytes of UTF-8.' });
-const metadata = Type.String({ maxLength: 4096, description: 'At most 4096 bytes of UTF-8.' });
+const description = Utf8Text(DESCRIPTION_MAX_BYTES, 'ERR_NGROK_604', 'What the edge is for.');
+const metadata = Utf8Text(METADATA_MAX_BYTES, 'ERR_NGROK_605', 'Machine-readable data.');
 const hostports = Type.Array(Type.String(), {
-  maxItems: 10,
-  description: 'host:port pairs served by the edge (host a domain or IPv4, port 1-65535); at most 10.',
+  maxItems: HOSTPORTS_MAX,
+  description: `host:port pairs served by the edge (host a domain or IPv4, port 1-65535); at most ${HOSTPORTS_MAX}.`,
 });
+const policyDocument = (description: string) => Utf8Text(POLICY_MAX_BYTES, 'ERR_NGROK_2221', description);
 
 export const TrafficPolicyModuleBody = Type.Object(
   {
     enabled: Type.Optional(Nullable(Type.Boolean({ description: 'Whether the policy applies; true when absent or null.' }))),
-    value: Type.String({ description: 'The policy document, YAML or JSON, at most 64 KiB. Stored byte for byte.' }),
+    value: policyDocument('The policy document, YAML or JSON, stored byte for byte.'),
+  },
+  { additionalProperties: false },
+);
+
+/** The backend module as edge bodies and its PUT carry it (TUNNELS.md §4). */
+export const BackendModuleBody = Type.Object(
+  {
+    enabled: Type.Optional(Nullable(Type.Boolean({ description: 'Whether connections go to the backend; true when absent or null.' }))),
+    backend_id: Type.String({ description: 'A tunnel group backend (bkdtg_…) of the account.' }),
   },
   { additionalProperties: false },
 );
@@ -21,7 +35,6 @@ const unserved = (module: string) =>
   Type.Optional(Type.Null({ description: `The ${module} module is not served by burrow; null or absent only.` }));
 
 const unservedModules = {
-  backend: unserved('backend'),
   ip_restriction: unserved('IP restriction'),
   mutual_tls: unserved('mutual TLS'),
   tls_termination: unserved('TLS termination'),
@@ -32,6 +45,7 @@ const editableFields = {
   description: Type.Optional(Nullable(description)),
   metadata: Type.Optional(Nullable(metadata)),
   hostports: Type.Optional(Nullable(hostports)),
+  backend: Type.Optional(Nullable(BackendModuleBody)),
   traffic_policy: Type.Optional(Nullable(TrafficPolicyModuleBody)),
   ...unservedModules,
 };
@@ -52,10 +66,31 @@ export const ReplaceTrafficPolicyBody = Type.Object(
     id: Type.Optional(Nullable(Type.String({ description: 'Wrapped form: the edge id; must equal the path id.' }))),
     module: Type.Optional(Nullable(TrafficPolicyModuleBody)),
     enabled: Type.Optional(Nullable(Type.Boolean({ description: 'Flat form: true when absent or null.' }))),
-    value: Type.Optional(Nullable(Type.String({ description: 'Flat form: the policy document (required in that form).' }))),
+    value: Type.Optional(Nullable(policyDocument('Flat form: the policy document (required in that form).'))),
   },
   { additionalProperties: false },
 );
+
+/** PUT /edges/tls/{id}/backend: flat or wrapped, as the traffic policy module's PUT. */
+export const ReplaceBackendBody = Type.Object(
+  {
+    id: Type.Optional(Nullable(Type.String({ description: 'Wrapped form: the edge id; must equal the path id.' }))),
+    module: Type.Optional(Nullable(BackendModuleBody)),
+    enabled: Type.Optional(Nullable(Type.Boolean({ description: 'Flat form: true when absent or null.' }))),
+    backend_id: Type.Optional(Nullable(Type.String({ description: 'Flat form: the tunnel group (required in that form).' }))),
+  },
+  { additionalProperties: false },
+);
+
+export const BackendModuleResponse = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    backend: ResourceRef,
+  },
+  { $id: 'EndpointBackend' },
+);
+
+export const BackendModuleRef = Type.Unsafe<Static<typeof BackendModuleResponse>>(Type.Ref('EndpointBackend'));
 
 export const TrafficPolicyModuleResponse = Type.Object(
   {
@@ -76,7 +111,7 @@ export const TlsEdgeResponse = Type.Object(
     description: Type.Optional(Type.String()),
     metadata: Type.Optional(Type.String()),
     hostports: Type.Array(Type.String()),
-    backend: Type.Null(),
+    backend: Type.Union([BackendModuleRef, Type.Null()]),
     ip_restriction: Type.Null(),
     mutual_tls: Type.Null(),
     tls_termination: Type.Null(),

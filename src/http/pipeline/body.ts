@@ -1,9 +1,13 @@
 import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors } from '../../domain/errors.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
-
+/** After a 413, how much more of the refused body is read (and thrown away) before closing. */
+export const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024;
+/** … and for how long at most. */
+const DISCARD_TIMEOUT_MS = 10_000;
 
 /**
  * Body framing of SPEC §2 step 5, in place of Fastify's parsers: every body, whatever its
@@ -65,4 +69,47 @@ function describeJsonError(error: unknown): string {
   // V8 says e.g. "Unexpected token } in JSON at position 12": keep the position, drop the rest.
   const position = /position (\d+)/.exec(message)?.[1];
   return position === undefined ? 'it could not be parsed' : `syntax error at character ${position}`;
+}
+
+/**
+ * A body over the limit is answered 413 with `Connection: close` while the client may still be
+ * sending it. Node closes the socket as soon as the answer is written; the client's next write
+ * then meets a reset, and a client that reads only after sending (most do) sees EPIPE instead
+ * of the 413. So the rest of the body is read and thrown away, up to DISCARD_LIMIT_BYTES and
+ * DISCARD_TIMEOUT_MS, and the connection is closed only then: gracefully, after the answer.
+ */
+export function closeAfterReadingBody(request: IncomingMessage): void {
+  const socket = request.socket as IncomingMessage['socket'] & { destroySoon?: () => void };
+  if (request.complete || socket.destroyed || typeof socket.destroySoon !== 'function') return;
+  const destroySoon = socket.destroySoon.bind(socket);
+  let answered = false;
+  let read = false;
+  let discarded = 0;
+  const close = () => {
+    clearTimeout(timer);
+    request.off('data', onData);
+    socket.destroySoon = destroySoon;
+    destroySoon();
+  };
+  const onData = (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > DISCARD_LIMIT_BYTES) {
+      clearTimeout(timer);
+      socket.destroy();
+    }
+  };
+  const timer = setTimeout(() => socket.destroy(), DISCARD_TIMEOUT_MS);
+  timer.unref();
+  // Node calls destroySoon once the answer is written: deferred until the body is read too.
+  socket.destroySoon = () => {
+    answered = true;
+    if (read) close();
+  };
+  request.on('data', onData);
+  request.once('end', () => {
+    read = true;
+    if (answered) close();
+  });
+  socket.once('close', () => clearTimeout(timer));
+  request.resume();
 }

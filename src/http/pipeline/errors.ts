@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { newBareId } from '../../domain/ids.js';
 import { ApiError, errors } from '../../domain/errors.js';
-import { BODY_LIMIT_BYTES } from './body.js';
+import { BODY_LIMIT_BYTES, closeAfterReadingBody } from './body.js';
 
 /**
  * Renders every error in SPEC §3's shape with the status line and `status_code` agreeing.
@@ -18,6 +18,7 @@ export function renderError(error: ApiError, operationId: string): string {
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   reply.errorCode = error.errorCode;
+  if (error.statusCode === 413) closeAfterReadingBody(reply.request.raw);
   return reply
     .code(error.statusCode)
     .type('application/json')

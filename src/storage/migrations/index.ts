@@ -4,6 +4,7 @@ import { initial } from './001_initial.js';
 import { tlsEdges } from './002_tls_edges.js';
 import { rateLimitCounts } from './003_rate_limit_counts.js';
 import { tunnels } from './004_tunnels.js';
+import { tunnelGroups } from './005_tunnel_groups.js';
 
 /** Every migration in order. Names are permanent: they are recorded in kysely_migration. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -12,5 +13,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '002_tls_edges': tlsEdges(dialect),
     '003_rate_limit_counts': rateLimitCounts(dialect),
     '004_tunnels': tunnels(dialect),
+    '005_tunnel_groups': tunnelGroups(dialect),
   };
 }

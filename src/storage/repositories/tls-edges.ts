@@ -1,15 +1,19 @@
-import type { TlsEdge, TlsEdgeChanges, TlsEdgeRepository, TrafficPolicyModule } from '../../domain/edges/types.js';
+import type { BackendMissing, BackendModule, TlsEdge, TlsEdgeChanges, TlsEdgeRepository, TrafficPolicyModule } from '../../domain/edges/types.js';
 import type { Page, PageOf } from '../../domain/paging.js';
+import { isForeignKeyViolation } from '../errors.js';
 import { param } from '../prepared.js';
 import type { TlsEdgesTable } from '../schema.js';
 import type { Store } from '../types.js';
 import { KeysetPages } from './paging.js';
 
-const COLUMNS = ['id', 'description', 'metadata', 'hostports', 'policy_enabled', 'policy_value', 'created_at'] as const;
+const COLUMNS = ['id', 'description', 'metadata', 'hostports', 'policy_enabled', 'policy_value', 'backend_enabled', 'backend_id', 'created_at'] as const;
 
 type Row = Pick<TlsEdgesTable, (typeof COLUMNS)[number]>;
 
-/** Every statement is compiled once (Store.prepare); the module lives in the edge's row. */
+/**
+ * Every statement is compiled once (Store.prepare); both modules live in the edge's row. A
+ * backend naming a group deleted meanwhile is refused by the foreign key: answered BackendMissing.
+ */
 export class SqlTlsEdgeRepository implements TlsEdgeRepository {
   private readonly statements;
 
@@ -26,6 +30,8 @@ export class SqlTlsEdgeRepository implements TlsEdgeRepository {
           hostports: param('hostports'),
           policy_enabled: param<number | null>('enabled'),
           policy_value: param<string | null>('value'),
+          backend_enabled: param<number | null>('backendEnabled'),
+          backend_id: param<string | null>('backendId'),
           created_at: param('createdAt'),
         }),
       ),
@@ -42,6 +48,8 @@ export class SqlTlsEdgeRepository implements TlsEdgeRepository {
             hostports: eb.fn.coalesce(eb.val(param<string | null>('hostports')), eb.ref('hostports')),
             policy_enabled: eb.fn.coalesce(eb.val(param<number | null>('enabled')), eb.ref('policy_enabled')),
             policy_value: eb.fn.coalesce(eb.val(param<string | null>('value')), eb.ref('policy_value')),
+            backend_enabled: eb.fn.coalesce(eb.val(param<number | null>('backendEnabled')), eb.ref('backend_enabled')),
+            backend_id: eb.fn.coalesce(eb.val(param<string | null>('backendId')), eb.ref('backend_id')),
           }))
           .where('id', '=', param('id'))
           .where('account_id', '=', param('account'))
@@ -54,20 +62,29 @@ export class SqlTlsEdgeRepository implements TlsEdgeRepository {
           .where('id', '=', param('id'))
           .where('account_id', '=', param('account')),
       ),
+      setBackend: store.prepare(
+        db
+          .updateTable('tls_edges')
+          .set({ backend_enabled: param<number | null>('backendEnabled'), backend_id: param<string | null>('backendId') })
+          .where('id', '=', param('id'))
+          .where('account_id', '=', param('account')),
+      ),
       delete: store.prepare(db.deleteFrom('tls_edges').where('id', '=', param('id')).where('account_id', '=', param('account'))),
     };
   }
 
-  async insert(edge: TlsEdge): Promise<void> {
-    await this.statements.insert.run({
+  async insert(edge: TlsEdge): Promise<'inserted' | BackendMissing> {
+    const run = this.statements.insert.run({
       id: edge.id,
       account: edge.accountId,
       description: edge.description,
       metadata: edge.metadata,
       hostports: JSON.stringify(edge.hostports),
       ...moduleValues(edge.trafficPolicy),
+      ...backendValues(edge.backend),
       createdAt: edge.createdAt,
     });
+    return (await backendMissingOr(run)) === 'backend-missing' ? 'backend-missing' : 'inserted';
   }
 
   async get(accountId: string, id: string): Promise<TlsEdge | undefined> {
@@ -79,24 +96,31 @@ export class SqlTlsEdgeRepository implements TlsEdgeRepository {
     return this.statements.list.fetch({ account: accountId }, page, (row) => toEdge(row, accountId));
   }
 
-  async update(accountId: string, id: string, changes: TlsEdgeChanges): Promise<TlsEdge | undefined> {
-    const { description, metadata, hostports, trafficPolicy } = changes;
-    if (description === undefined && metadata === undefined && hostports === undefined && trafficPolicy === undefined) {
+  async update(accountId: string, id: string, changes: TlsEdgeChanges): Promise<TlsEdge | undefined | BackendMissing> {
+    const { description, metadata, hostports, trafficPolicy, backend } = changes;
+    if (description === undefined && metadata === undefined && hostports === undefined && trafficPolicy === undefined && backend === undefined) {
       return this.get(accountId, id);
     }
-    const row = await this.statements.update.first({
+    const row = await backendMissingOr(this.statements.update.first({
       account: accountId,
       id,
       description: description ?? null,
       metadata: metadata ?? null,
       hostports: hostports === undefined ? null : JSON.stringify(hostports),
       ...moduleValues(trafficPolicy ?? null),
-    });
+      ...backendValues(backend ?? null),
+    }));
+    if (row === 'backend-missing') return row;
     return row && toEdge(row, accountId);
   }
 
   async setTrafficPolicy(accountId: string, id: string, module: TrafficPolicyModule | null): Promise<boolean> {
     return (await this.statements.setModule.run({ account: accountId, id, ...moduleValues(module) })) > 0;
+  }
+
+  async setBackend(accountId: string, id: string, module: BackendModule | null): Promise<boolean | BackendMissing> {
+    const changed = await backendMissingOr(this.statements.setBackend.run({ account: accountId, id, ...backendValues(module) }));
+    return changed === 'backend-missing' ? changed : changed > 0;
   }
 
   async delete(accountId: string, id: string): Promise<boolean> {
@@ -108,6 +132,19 @@ function moduleValues(module: TrafficPolicyModule | null): { enabled: number | n
   return module ? { enabled: module.enabled ? 1 : 0, value: module.value } : { enabled: null, value: null };
 }
 
+function backendValues(module: BackendModule | null): { backendEnabled: number | null; backendId: string | null } {
+  return module ? { backendEnabled: module.enabled ? 1 : 0, backendId: module.backendId } : { backendEnabled: null, backendId: null };
+}
+
+async function backendMissingOr<T>(write: Promise<T>): Promise<T | BackendMissing> {
+  try {
+    return await write;
+  } catch (error) {
+    if (isForeignKeyViolation(error)) return 'backend-missing';
+    throw error;
+  }
+}
+
 function toEdge(row: Row, accountId: string): TlsEdge {
   return {
     id: row.id,
@@ -115,6 +152,7 @@ function toEdge(row: Row, accountId: string): TlsEdge {
     description: row.description,
     metadata: row.metadata,
     hostports: JSON.parse(row.hostports) as string[],
+    backend: row.backend_id === null ? null : { enabled: Number(row.backend_enabled) === 1, backendId: row.backend_id },
     trafficPolicy: row.policy_value === null ? null : { enabled: Number(row.policy_enabled) === 1, value: row.policy_value },
     createdAt: row.created_at,
   };

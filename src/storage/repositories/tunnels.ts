@@ -26,13 +26,19 @@ export class SqlTunnelRepository implements IngressRepository, DataPlaneReposito
     return { id: row.id, accountId: row.account_id, ownerId: row.owner_id, acl: JSON.parse(row.acl) as string[], tokenHash: row.token_hash };
   }
 
-  async countSessions(accountId: string): Promise<number> {
-    const row = await this.db
+  async countSessions(accountId: string, exceptId?: string): Promise<number> {
+    let query = this.db
       .selectFrom('tunnel_sessions')
       .select((eb) => eb.fn.countAll<number | string>().as('count'))
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
+      .where('account_id', '=', accountId);
+    if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
+    const row = await query.executeTakeFirst();
     return Number(row?.count ?? 0);
+  }
+
+  async forgetSessionElsewhere(sessionId: string, instanceId: string): Promise<void> {
+    await this.db.deleteFrom('tunnels').where('session_id', '=', sessionId).where('instance_id', '<>', instanceId).execute();
+    await this.db.deleteFrom('endpoints').where('session_id', '=', sessionId).where('instance_id', '<>', instanceId).execute();
   }
 
   async insertSession(session: TunnelSession): Promise<void> {

@@ -123,6 +123,7 @@ export class AgentSessions {
     connection.on('close', (reason: string) => {
       if (live) void this.end(live, reason);
     });
+    connection.on('streamError', (info: unknown) => this.logger.debug({ stream: info, session_id: live?.id }, 'agent stream refused or malformed'));
     connection.on('handlerError', (error: unknown, type: string) => this.logger.error({ err: error, stream_type: type }, 'agent request failed'));
     socket.on('error', () => {}); // the muxado session reports transport errors as its close
   }
@@ -144,7 +145,7 @@ export class AgentSessions {
     });
     // A reconnect that resumed its id replaces what is left of the old connection.
     const previous = this.sessions.get(session.id);
-    if (previous) await this.end(previous, 'resumed');
+    if (previous) await this.end(previous, 'resumed', { keepRecord: true });
     const live = new LiveSession(session, credential, connection);
     this.sessions.set(session.id, live);
     this.logger.info(
@@ -287,14 +288,17 @@ export class AgentSessions {
     if (emptied) await this.repository.deleteEndpoint(emptied.endpointId);
   }
 
-  /** Ends a session: its tunnels, its rows, its claims. Safe to call twice. */
-  async end(live: LiveSession, reason: string): Promise<void> {
+  /**
+   * Ends a session: its tunnels, its rows, its claims. Safe to call twice. `keepRecord`: the
+   * session row stays (a reconnect resumed the id and has already written its own row).
+   */
+  async end(live: LiveSession, reason: string, options: { keepRecord?: boolean } = {}): Promise<void> {
     if (this.sessions.get(live.id) !== live) return;
     this.sessions.delete(live.id);
     if (!live.connection.closed) live.connection.goAwayAndClose();
     try {
       for (const tunnelId of [...live.tunnels.keys()]) await this.unbind(live, tunnelId);
-      await this.repository.deleteSession(live.id);
+      if (!options.keepRecord) await this.repository.deleteSession(live.id);
     } catch (error) {
       this.logger.error({ err: error, session_id: live.id }, 'could not remove an ended session; the instance sweep will');
     }

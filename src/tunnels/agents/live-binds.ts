@@ -12,9 +12,11 @@ const RANDOM_PORT_ATTEMPTS = 64;
 /**
  * Claims held by this instance, counted by use: a claim row is made by the first local tunnel
  * on a name or port and released with the last one, so the database sees one claim per key.
+ * A local count belongs to one account: another account's bind of the same key is refused
+ * here (320 / 309), never counted as a use of the holder's claim.
  */
 export class LiveBinds {
-  private readonly claimUses = new Map<string, number>();
+  private readonly claimUses = new Map<string, { accountId: string; uses: number }>();
 
   constructor(
     private readonly ingress: AgentIngress,
@@ -33,20 +35,31 @@ export class LiveBinds {
 
   private async claimOnce(target: Claimable, accountId: string): Promise<void> {
     const key = keyOf(target);
-    const uses = this.claimUses.get(key) ?? 0;
-    if (uses === 0) await this.ingress.claim(target, accountId);
-    this.claimUses.set(key, uses + 1);
+    let held = this.claimUses.get(key);
+    if (held && held.accountId !== accountId) throw this.takenError(target, accountId);
+    if (!held) {
+      await this.ingress.claim(target, accountId);
+      // Another account's bind may have claimed the key locally while the claim ran.
+      held = this.claimUses.get(key);
+      if (held && held.accountId !== accountId) throw this.takenError(target, accountId);
+      if (!held) this.claimUses.set(key, (held = { accountId, uses: 0 }));
+    }
+    held.uses++;
   }
 
   async release(target: Claimable, accountId: string): Promise<void> {
     const key = keyOf(target);
-    const uses = (this.claimUses.get(key) ?? 1) - 1;
-    if (uses > 0) {
-      this.claimUses.set(key, uses);
-      return;
-    }
+    const held = this.claimUses.get(key);
+    if (held && held.accountId !== accountId) return;
+    if (held && --held.uses > 0) return;
     this.claimUses.delete(key);
     await this.ingress.release(target, accountId);
+  }
+
+  private takenError(target: Claimable, accountId: string): AgentRefusal {
+    return target.kind === 'hostname'
+      ? agentErrors.domainTaken(target.hostname, accountId)
+      : agentErrors.addressTaken(`${this.edge.publicHost}:${target.port}`, accountId);
   }
 
   private async claimRandomPort(accountId: string): Promise<BoundTarget> {

@@ -1,0 +1,127 @@
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { errors } from '../../domain/errors.js';
+import type { LiveObjectService } from '../../domain/tunnels/live-objects.js';
+import type { SessionCommand, TunnelSession } from '../../domain/tunnels/types.js';
+import { baseUrl } from '../pipeline/base-url.js';
+import { nextPageUri, parsePaging } from '../common/paging.js';
+import { ref, wireTime } from '../common/refs.js';
+import { IdParams, PagingQuery, bodyErrors, commonErrors, errorResponse, security } from '../common/schemas.js';
+import { SessionCommandBody, TunnelSessionListResponse, TunnelSessionRef } from './schemas.js';
+
+export interface LiveObjectRouteDeps {
+  live: LiveObjectService;
+  publicUrl: string | undefined;
+}
+
+const tags = ['Tunnel Sessions'];
+
+const COMMANDS: Record<SessionCommand, { summary: string; code: string }> = {
+  stop: { summary: 'Tell the agent of the session to exit.', code: 'ERR_NGROK_805' },
+  restart: { summary: 'Tell the agent of the session to restart itself.', code: 'ERR_NGROK_804' },
+  update: { summary: 'Tell the agent of the session to update itself.', code: 'ERR_NGROK_806' },
+};
+
+export async function tunnelSessionRoutes(fastify: FastifyInstance, deps: LiveObjectRouteDeps): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { live, publicUrl } = deps;
+
+  app.get(
+    '/tunnel_sessions',
+    {
+      schema: {
+        operationId: 'listTunnelSessions',
+        summary: 'List the agent sessions of the account, newest first.',
+        tags,
+        security,
+        querystring: PagingQuery,
+        response: { 200: TunnelSessionListResponse, ...commonErrors },
+      },
+    },
+    async (request) => {
+      const { beforeId, limit } = parsePaging(request.query);
+      const page = await live.listSessions(request.principal, beforeId, limit);
+      const base = baseUrl(request, publicUrl);
+      const uri = `${base}/tunnel_sessions`;
+      return {
+        tunnel_sessions: page.items.map((session) => presentSession(session, base)),
+        uri,
+        next_page_uri: nextPageUri(uri, page.items.at(-1)?.id, page.hasMore, limit),
+      };
+    },
+  );
+
+  app.get(
+    '/tunnel_sessions/:id',
+    {
+      schema: {
+        operationId: 'getTunnelSession',
+        summary: 'Get one agent session.',
+        tags,
+        security,
+        params: IdParams,
+        response: { 200: TunnelSessionRef, ...commonErrors },
+      },
+    },
+    async (request) => presentSession(await live.getSession(request.principal, request.params.id), baseUrl(request, publicUrl)),
+  );
+
+  for (const [command, { summary, code }] of Object.entries(COMMANDS) as [SessionCommand, (typeof COMMANDS)[SessionCommand]][]) {
+    app.post(
+      `/tunnel_sessions/:id/${command}`,
+      {
+        schema: {
+          operationId: `${command}TunnelSession`,
+          summary,
+          description: `204 once the command is on its way to the agent. 400 ${code} when the agent said in its Auth that it cannot do it (the session is left alone).`,
+          tags,
+          security,
+          params: IdParams,
+          body: SessionCommandBody,
+          response: { 204: { type: 'null', description: 'Sent.' }, ...commonErrors, ...bodyErrors, 400: errorResponse(`Body errors, or ${code}: the agent does not support it.`) },
+        },
+        preParsing: bareIdAsNoBody,
+      },
+      async (request, reply) => {
+        const { id } = request.params;
+        if (request.body?.id != null && request.body.id !== id) throw errors.invalidField('id', 'must equal the id in the path');
+        await live.command(request.principal, id, command);
+        return reply.code(204).send(null);
+      },
+    );
+  }
+}
+
+/**
+ * The npm client (0.11) posts stop and restart with the session id itself, unquoted, as the body
+ * (wretch sends a string as is, under its `Content-Type: application/json`). Exactly the path's
+ * id is read as no body; every other body goes to the usual framing rules unchanged.
+ */
+async function bareIdAsNoBody(request: FastifyRequest, _reply: unknown, payload: Readable): Promise<Readable> {
+  const id = (request.params as { id?: string }).id ?? '';
+  if (id === '' || request.headers['content-length'] !== String(Buffer.byteLength(id))) return payload;
+  const chunks: Buffer[] = [];
+  for await (const chunk of payload) chunks.push(chunk as Buffer);
+  const raw = Buffer.concat(chunks);
+  const replacement = Readable.from(raw.toString('utf8') === id ? [] : [raw]);
+  // Fastify compares what it read with Content-Length: the bytes received, not those passed on.
+  (replacement as Readable & { receivedEncodedLength?: number }).receivedEncodedLength = raw.length;
+  return replacement;
+}
+
+/** AGENT-PROTOCOL.md §9; an empty metadata is left out. */
+export function presentSession(session: TunnelSession, base: string) {
+  return {
+    id: session.id,
+    uri: `${base}/tunnel_sessions/${session.id}`,
+    agent_version: session.agentVersion,
+    credential: ref(session.credentialId, `${base}/credentials/${session.credentialId}`),
+    ip: session.ip,
+    metadata: session.metadata === '' ? undefined : session.metadata,
+    os: session.os,
+    region: session.region,
+    started_at: wireTime(session.startedAt),
+    transport: 'ngrok/2',
+  };
+}

@@ -1,0 +1,108 @@
+// The CLI as an operator meets it when something is off: a reader that closes the pipe early,
+// start-up errors that name their variable and end within seconds, one-line errors with the
+// documented exit codes (README "CLI"), read-only commands that never create a database, and
+// `--account` required as soon as there are several accounts.
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { AccountService } from '../../src/domain/accounts/service.js';
+import { openStore } from '../../src/storage/db.js';
+import { migrateToLatest } from '../../src/storage/migrate.js';
+import { SqlAccountRepository } from '../../src/storage/repositories/accounts.js';
+import { cleanupProcesses, runCli, spawnCli, tempDatabaseUrl, type CliResult } from '../helpers/server-process.js';
+
+after(cleanupProcesses);
+
+/** One line on stderr, no stack, nothing on stdout, and the exit code. */
+function oneLineError(result: CliResult, code: number, message: RegExp): void {
+  assert.equal(result.code, code, `exit code; stderr: ${result.stderr}`);
+  const lines = result.stderr.split('\n').filter((line) => line !== '');
+  assert.equal(lines.length, 1, `one line on stderr, got:\n${result.stderr}`);
+  assert.match(lines[0]!, /^burrow: /);
+  assert.match(lines[0]!, message);
+  assert.doesNotMatch(result.stderr, /^\s+at /m, 'no stack trace');
+  assert.equal(result.stdout, '');
+}
+
+describe('burrow CLI errors and exit codes', () => {
+  let databaseUrl: string;
+  let accountIds: string[];
+  before(async () => {
+    // Enough accounts that `accounts list --json` overflows a pipe buffer many times over.
+    databaseUrl = tempDatabaseUrl();
+    const store = openStore(databaseUrl);
+    await migrateToLatest(store);
+    const accounts = new AccountService(new SqlAccountRepository(store));
+    await accounts.bootstrap();
+    accountIds = [];
+    for (let i = 0; i < 1500; i++) accountIds.push((await accounts.createAccount(`tenant-${i}-${'x'.repeat(100)}`)).id);
+    await store.close();
+  });
+
+  it('exits 0 quietly when its reader closes the pipe (`accounts list --json | head -n 1`)', async () => {
+    const child = spawnCli(['accounts', 'list', '--json'], { databaseUrl });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    let first = '';
+    child.stdout!.once('data', (chunk: Buffer) => {
+      first = chunk.toString();
+      child.stdout!.destroy(); // what head does after its line
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', (exit) => resolve(exit)));
+    assert.match(first, /^\{"id":"acct_/);
+    assert.equal(stderr, '', 'nothing on stderr');
+    assert.equal(code, 0);
+  });
+
+  it('requires --account for users list and bots list once there are several accounts', async () => {
+    oneLineError(await runCli(['users', 'list'], { databaseUrl }), 1, /active accounts; say which one with --account/);
+    oneLineError(await runCli(['bots', 'list'], { databaseUrl }), 1, /--account/);
+    const one = await runCli(['users', 'list', '--json', '--account', accountIds[0]!], { databaseUrl });
+    assert.equal(one.code, 0, one.stderr);
+    assert.equal(one.stdout, '', 'the new account has no users');
+  });
+
+  it('never creates a database for a read-only command', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'burrow-cli-'));
+    const file = join(dir, 'missing', 'burrow.db');
+    for (const args of [['users', 'list'], ['bots', 'list'], ['accounts', 'list'], ['api-keys', 'list']]) {
+      const result = await runCli(args, { databaseUrl: `sqlite:${file}` });
+      oneLineError(result, 1, /^burrow: DATABASE_URL: there is no database at /);
+    }
+    assert.ok(!existsSync(join(dir, 'missing')), 'no directory or file was created');
+  });
+
+  it('answers a usage error with one line and exit 2', async () => {
+    oneLineError(await runCli(['users', 'list', '--bogus'], { databaseUrl }), 2, /unknown option '--bogus'.*users list --help/);
+    oneLineError(await runCli(['users', 'lisst'], { databaseUrl }), 2, /unknown command 'lisst'/);
+    oneLineError(await runCli(['users', 'create'], { databaseUrl }), 2, /required option '--name <name>'/);
+    oneLineError(await runCli(['users', 'list'], { env: { DATABASE_URL: 'mysql://x' } }), 2, /DATABASE_URL/);
+  });
+
+  it('names the variable of every start-up error and exits within seconds', async () => {
+    const cases: [Record<string, string>, number, RegExp][] = [
+      // Node's recursive mkdir never returned on this path: burrow serve hung.
+      [{ DATABASE_URL: 'sqlite:/proc/nope/burrow.db' }, 1, /^burrow: DATABASE_URL: cannot open the database: cannot create the directory \/proc\/nope/],
+      // pg said only "Invalid URL"; the password must not be echoed.
+      [{ DATABASE_URL: 'postgres://user:secret@db.example:54x32/burrow' }, 2, /^burrow: Invalid configuration: DATABASE_URL is not a valid postgres:\/\/ URL/],
+      [{ DATABASE_URL: 'postgres://user:secret@unresolvable.invalid/burrow' }, 1, /^burrow: DATABASE_URL: cannot prepare the database: .*ENOTFOUND/],
+      // Only "getaddrinfo ENOTFOUND" before.
+      [{ DATABASE_URL: 'sqlite::memory:', HOST: 'unresolvable.invalid', BOOTSTRAP_API_KEY: '' }, 1, /^burrow: HOST: cannot listen on unresolvable\.invalid:0: .*ENOTFOUND/],
+      [{ PORT: '70000' }, 2, /PORT must be a whole number from 0 to 65535/],
+    ];
+    for (const [env, code, message] of cases) {
+      const started = Date.now();
+      const result = await runCli(['serve'], { env: { PORT: '0', LOG_LEVEL: 'silent', ...env }, timeoutMs: 10_000 });
+      const elapsed = Date.now() - started;
+      // serve prints the bootstrap notice on an empty database before it listens: drop it.
+      const lines = result.stderr.split('\n').filter((line) => line.startsWith('burrow: ') && !line.includes('created the first admin'));
+      assert.equal(result.code, code, `${JSON.stringify(env)}: exit code; stderr: ${result.stderr}`);
+      assert.equal(lines.length, 1, `${JSON.stringify(env)}: one error line, got:\n${result.stderr}`);
+      assert.match(lines[0]!, message, JSON.stringify(env));
+      assert.doesNotMatch(result.stderr, /^\s+at |secret/m, `${JSON.stringify(env)}: no stack, no password`);
+      assert.ok(elapsed < 8000, `${JSON.stringify(env)}: took ${elapsed} ms`);
+    }
+  });
+});
