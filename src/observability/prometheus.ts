@@ -104,3 +104,18 @@ export class Histogram extends Family<HistogramSeries> {
     return text;
   }
 }
+
+/** A gauge read when the metrics are rendered: `collect` returns each series' labels and value. */
+export class CallbackGauge {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly collect: () => Iterable<readonly [Labels, number]>,
+  ) {}
+
+  render(): string {
+    let text = `# HELP ${this.name} ${this.help}\n# TYPE ${this.name} gauge\n`;
+    for (const [labels, value] of this.collect()) text += `${this.name}${renderLabels(labels)} ${value}\n`;
+    return text;
+  }
+}

@@ -34,7 +34,18 @@ export class LiveBinds {
   private async claimOnce(target: Claimable, accountId: string): Promise<void> {
     const key = keyOf(target);
     const uses = this.claimUses.get(key) ?? 0;
-    if (uses === 0) await this.ingress.claim(target, accountId);
+    if (uses === 0) {
+      await this.ingress.claim(target, accountId);
+      if (target.kind === 'tcp') {
+        try {
+          await this.registry.tcpPorts.open(target.port);
+        } catch (error) {
+          // A port this machine cannot listen on is not served: give the claim back.
+          await this.ingress.release(target, accountId);
+          throw error;
+        }
+      }
+    }
     this.claimUses.set(key, uses + 1);
   }
 
@@ -46,6 +57,7 @@ export class LiveBinds {
       return;
     }
     this.claimUses.delete(key);
+    if (target.kind === 'tcp') this.registry.tcpPorts.close(target.port);
     await this.ingress.release(target, accountId);
   }
 
