@@ -127,7 +127,10 @@ export class HttpProxy {
     agent = new StreamAgent(() => {
       const { client, server } = endsOf(state.conn.socket);
       const opened = this.options.opener.open(pool, KINDS[this.options.scheme], client, server);
-      if (!opened) return new Error('no tunnel of the endpoint can take the connection');
+      if (!opened) {
+        state.conn.outcome ??= 'no_tunnel';
+        return new Error('no tunnel of the endpoint can take the connection');
+      }
       state.conn.verdict = 'allowed';
       state.conn.tunnelId = opened.tunnel.id;
       const stream = opened.stream;
