@@ -26,6 +26,8 @@ export interface AppDeps {
   rateLimiter?: RateLimiter;
   /** How session commands reach agents; without a data plane here, they are queued for others. */
   sessionControl?: SessionControl;
+  /** Shared with the data plane when start.ts runs one; else the API's own. */
+  metrics?: Metrics;
 }
 
 /**
@@ -50,7 +52,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups);
   const live = new LiveObjectService(new SqlLiveObjectReader(store), deps.sessionControl ?? queuedControl(new SqlTunnelRepository(store)), groupRepository);
 
-  const metrics = new Metrics();
+  const metrics = deps.metrics ?? new Metrics();
   store.observeQueries((kind, ms, failed) => metrics.observeQuery(store.dialect, kind, ms, failed));
 
   return buildHttpApp({

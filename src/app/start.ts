@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import { AccountService } from '../domain/accounts/service.js';
 import type { HttpApp } from '../http/app.js';
 import { createLogger, type Logger } from '../observability/logger.js';
+import { Metrics } from '../observability/metrics.js';
 import { openStore, type Store } from '../storage/db.js';
 import { migrateToLatest } from '../storage/migrate.js';
 import { SqlAccountRepository } from '../storage/repositories/accounts.js';
@@ -56,10 +57,12 @@ export async function start(config: Config, logger: Logger = createLogger(config
   const tunnelRepository = new SqlTunnelRepository(store);
   const keeper = new InstanceKeeper(instanceId, tunnelRepository, logger);
   let dataPlane: DataPlane | undefined;
+  // One set of instruments for the API and the data plane, rendered together on /metrics.
+  const metrics = new Metrics();
   try {
     await keeper.start();
     if (config.tunnels.agentPort > 0) {
-      dataPlane = await createDataPlane({ config: config.tunnels, maxPolicyRules: config.maxPolicyRules, instanceId, repository: tunnelRepository, logger });
+      dataPlane = await createDataPlane({ config: config.tunnels, maxPolicyRules: config.maxPolicyRules, instanceId, repository: tunnelRepository, logger, metrics });
     }
   } catch (error) {
     await keeper.stop();
@@ -73,7 +76,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
       await tunnelRepository.enqueueCommand(session.instanceId, session.id, command, Date.now());
     },
   };
-  const app = await buildApp({ config, store, logger, sessionControl });
+  const app = await buildApp({ config, store, logger, sessionControl, metrics });
   const listeners: Listener[] = [httpListener(app, config), ...(dataPlane?.listeners ?? [])];
   const addresses: string[] = [];
   for (const listener of listeners) {

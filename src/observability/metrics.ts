@@ -1,5 +1,5 @@
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { CONTENT_TYPES, Counter, Histogram, renderFamilies, type ExpositionFormat, type FamilySnapshot } from './prometheus.js';
+import { CONTENT_TYPES, CallbackGauge, Counter, Histogram, renderFamilies, type ExpositionFormat, type FamilySnapshot } from './prometheus.js';
 
 let processRegistry: Registry | undefined;
 
@@ -30,7 +30,33 @@ export class Metrics {
     'Database statement latency by dialect, statement kind and outcome (on SQLite: a read\'s execution; a write\'s time from queued to durable).',
     [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
   );
-  private readonly families = [this.httpRequests, this.httpDuration, this.httpErrors, this.dbQueries];
+  readonly publicConnections = new Counter(
+    'burrow_public_connections_total',
+    'Public connections to endpoints and edges, by proto (tcp, tls, http, https) and verdict (allowed, unrouted).',
+  );
+  readonly publicBytes = new Counter(
+    'burrow_public_bytes_total',
+    'Bytes of public connections, by proto and direction (in: from the public client, out: to it).',
+  );
+  private dataPlaneGauges: CallbackGauge[] = [];
+  private readonly families: { snapshot(): FamilySnapshot }[] = [this.httpRequests, this.httpDuration, this.httpErrors, this.dbQueries, this.publicConnections, this.publicBytes];
+
+  /** One public connection when it ends: its proto, verdict and bytes each way. */
+  observeConnection(proto: string, verdict: string, bytesIn: number, bytesOut: number): void {
+    this.publicConnections.get(`${proto}|${verdict}`, () => ({ proto, verdict })).inc();
+    this.publicBytes.get(`${proto}|in`, () => ({ proto, direction: 'in' })).inc(bytesIn);
+    this.publicBytes.get(`${proto}|out`, () => ({ proto, direction: 'out' })).inc(bytesOut);
+  }
+
+  /** The data plane's live counts, read at render time (set once by the data plane). */
+  gaugeDataPlane(read: { sessions(): number; tunnelsByProto(): Iterable<readonly [string, number]> }): void {
+    this.dataPlaneGauges = [
+      new CallbackGauge('burrow_agent_sessions', 'Agent sessions held by this instance.', () => [[{}, read.sessions()]]),
+      new CallbackGauge('burrow_tunnels', 'Tunnels held by this instance, by proto (labeled for labeled tunnels).', () =>
+        [...read.tunnelsByProto()].map(([proto, count]) => [{ proto }, count] as const),
+      ),
+    ];
+  }
 
   /** One database statement: its dialect, kind (select, insert, …), duration and outcome. */
   observeQuery(dialect: string, kind: string, ms: number, failed: boolean): void {
@@ -57,6 +83,6 @@ export class Metrics {
         })),
       }),
     );
-    return renderFamilies([...process, ...this.families.map((family) => family.snapshot())], format);
+    return renderFamilies([...process, ...[...this.families, ...this.dataPlaneGauges].map((family) => family.snapshot())], format);
   }
 }

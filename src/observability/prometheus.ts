@@ -163,3 +163,17 @@ function renderValue(value: number): string {
   if (value === Number.NEGATIVE_INFINITY) return '-Inf';
   return String(value);
 }
+
+/** A gauge read when the metrics are rendered: `collect` returns each series' labels and value. */
+export class CallbackGauge {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly collect: () => Iterable<readonly [Labels, number]>,
+  ) {}
+
+  snapshot(): FamilySnapshot {
+    const samples = [...this.collect()].map(([labels, value]) => ({ name: this.name, labels, value }));
+    return { name: this.name, help: this.help, type: 'gauge', samples };
+  }
+}

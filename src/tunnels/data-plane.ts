@@ -4,12 +4,14 @@ import type { EdgeSettings } from '../domain/tunnels/binds.js';
 import { AgentIngress, type IngressRepository } from '../domain/tunnels/ingress.js';
 import type { DataPlaneRepository, SessionCommand } from '../domain/tunnels/types.js';
 import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
 import { AgentListener } from './agents/agent-listener.js';
 import { AgentSessions } from './agents/agent-sessions.js';
 import { RevocationWatch } from './agents/revocation.js';
 import { SessionCommands } from './agents/session-commands.js';
 import { TunnelRegistry } from './registry.js';
-import { agentTlsMaterial } from './tls/material.js';
+import { createPublicTraffic, type EdgeRoute, type PublicListener } from './public/index.js';
+import { agentTlsMaterial, edgeTlsMaterial } from './tls/material.js';
 
 export interface DataPlaneOptions {
   readonly config: TunnelConfig;
@@ -17,11 +19,15 @@ export interface DataPlaneOptions {
   readonly instanceId: string;
   readonly repository: IngressRepository & DataPlaneRepository;
   readonly logger: Logger;
+  readonly metrics?: Metrics;
+  /** TLS edges by their hostport host (edges with tunnel-group backends); none by default. */
+  readonly resolveEdge?: (sni: string) => EdgeRoute | undefined;
 }
 
 /** The listeners and background work of the data plane, for app/ to start and stop. */
 export interface DataPlane {
-  readonly listeners: readonly AgentListener[];
+  /** The agent port, then the public ones (TCP endpoints, EDGE_HTTP_PORT, EDGE_TLS_PORT). */
+  readonly listeners: readonly (AgentListener | PublicListener)[];
   readonly sessions: AgentSessions;
   /** Sends a command to a session held here; false when it is not. */
   deliverLocally(sessionId: string, command: SessionCommand): boolean;
@@ -73,9 +79,34 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   const agentListener = new AgentListener({ host: config.agentHost, port: config.agentPort, cert: material.cert, key: material.key }, sessions);
   const revocation = new RevocationWatch(sessions, repository, edge, logger);
   const commands = new SessionCommands(options.instanceId, sessions, repository, logger);
+  const edgeTls =
+    config.edgeTlsPort > 0
+      ? await edgeTlsMaterial({ tlsDir: config.tlsDir, certFile: config.edgeTlsCert, keyFile: config.edgeTlsKey, edgeDomain: config.edgeDomain })
+      : undefined;
+  for (const warning of edgeTls?.warnings ?? []) logger.warn({ warning }, 'edge TLS certificate');
+  const publicListeners = createPublicTraffic({
+    host: config.edgeHost,
+    httpPort: config.edgeHttpPort,
+    tlsPort: config.edgeTlsPort,
+    edge,
+    registry,
+    connectionOf: (sessionId) => sessions.get(sessionId)?.connection,
+    edgeTls,
+    resolveEdge: options.resolveEdge,
+    logger,
+    metrics: options.metrics,
+  });
+  options.metrics?.gaugeDataPlane({
+    sessions: () => sessions.size,
+    tunnelsByProto: () => {
+      const counts = new Map<string, number>();
+      for (const live of sessions.all()) for (const tunnel of live.tunnels.values()) counts.set(tunnel.proto || 'labeled', (counts.get(tunnel.proto || 'labeled') ?? 0) + 1);
+      return counts;
+    },
+  });
   const caNotice = material.createdCa && material.caPath ? await noticeFor(material.caPath) : undefined;
   return {
-    listeners: [agentListener],
+    listeners: [agentListener, ...publicListeners],
     sessions,
     deliverLocally: (sessionId, command) => commands.deliverLocally(sessionId, command),
     caNotice,

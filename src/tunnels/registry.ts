@@ -41,12 +41,24 @@ export class EndpointPool {
 }
 
 /**
+ * What opens and closes the public TCP port of a TCP endpoint (src/tunnels/public/). Called by
+ * the claims (agents/live-binds.ts) when this instance starts and stops serving a port.
+ */
+export interface TcpPortHooks {
+  /** Starts listening on the port; rejects with an AgentRefusal when it cannot (in use). */
+  open(port: number): Promise<void>;
+  close(port: number): void;
+}
+
+/**
  * This instance's routing table: which pool serves a URL, and which labeled tunnels are live.
  * Only this instance's agents appear here; the database holds every instance's for the API.
  */
 export class TunnelRegistry {
   private readonly pools = new Map<string, EndpointPool>();
   private readonly labeled = new Map<string, LiveTunnel>();
+  /** Without public listeners (unit tests, an API-only build) ports are claimed but not opened. */
+  tcpPorts: TcpPortHooks = { open: async () => {}, close: () => {} };
 
   pool(url: string): EndpointPool | undefined {
     return this.pools.get(url);

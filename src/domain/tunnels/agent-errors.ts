@@ -64,6 +64,11 @@ export const agentErrors = {
     new AgentRefusal(356, `The credential ACL policy does not permit binding random TCP addresses.\nCredential ID: ${credentialId}`),
   labelNotPermitted: (credentialId: string, label: string) =>
     new AgentRefusal(399, `The credential ACL policy does not permit binding this label.\nCredential ID: ${credentialId}\nLabel: ${label}`),
+  addressInUse: (address: string) =>
+    new AgentRefusal(
+      307,
+      `The address ${address} is not available: its port is in use by another program on the burrow server.\n(Hint: bind another port of EDGE_TCP_PORTS, or leave the address out for a free one.)`,
+    ),
   noFreeAddress: () =>
     new AgentRefusal(307, 'No TCP address is free: every port of EDGE_TCP_PORTS is in use.'),
   unservedOption: (option: string, proto: string) =>

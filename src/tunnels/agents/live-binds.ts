@@ -42,7 +42,19 @@ export class LiveBinds {
       // Another account's bind may have claimed the key locally while the claim ran.
       held = this.claimUses.get(key);
       if (held && held.accountId !== accountId) throw this.takenError(target, accountId);
-      if (!held) this.claimUses.set(key, (held = { accountId, uses: 0 }));
+      if (!held) {
+        if (target.kind === 'tcp') {
+          try {
+            await this.registry.tcpPorts.open(target.port);
+          } catch (error) {
+            // A port this machine cannot listen on is not served: give the claim back.
+            await this.ingress.release(target, accountId);
+            throw error;
+          }
+        }
+        held = this.claimUses.get(key) ?? { accountId, uses: 0 };
+        this.claimUses.set(key, held);
+      }
     }
     held.uses++;
   }
@@ -53,6 +65,7 @@ export class LiveBinds {
     if (held && held.accountId !== accountId) return;
     if (held && --held.uses > 0) return;
     this.claimUses.delete(key);
+    if (target.kind === 'tcp') this.registry.tcpPorts.close(target.port);
     await this.ingress.release(target, accountId);
   }
 

@@ -1,0 +1,82 @@
+// One record per public connection: its id, where it went, and the log line and metrics at its end.
+import type { Socket } from 'node:net';
+import { newBareId } from '../../domain/ids.js';
+import type { Logger } from '../../observability/logger.js';
+import { formatAddress } from './proxy-proto.js';
+
+export type PublicProto = 'tcp' | 'tls' | 'http' | 'https';
+/** allowed: carried to an agent (policy comes later); unrouted: no endpoint, edge or live tunnel took it. */
+export type Verdict = 'allowed' | 'unrouted';
+
+/** Where the counts of the data plane go (the Metrics class, or nothing in unit tests). */
+export interface ConnectionMetrics {
+  observeConnection(proto: string, verdict: string, bytesIn: number, bytesOut: number): void;
+}
+
+export class PublicConnection {
+  readonly id = newBareId('conn');
+  readonly startedAt = Date.now();
+  readonly clientAddr: string;
+  endpointId: string | undefined;
+  edgeId: string | undefined;
+  tunnelId: string | undefined;
+  verdict: Verdict = 'unrouted';
+  /** Why it ended without being carried, or the error that ended it. */
+  outcome: string | undefined;
+  /** HTTP requests served on it. */
+  requests = 0;
+  private ended = false;
+
+  constructor(
+    /** tls until the TLS port terminates it as https. */
+    public proto: PublicProto,
+    /** The raw TCP connection: its byte counts are the connection's. */
+    readonly socket: Socket,
+    private readonly sink: ConnectionSink,
+  ) {
+    this.clientAddr = formatAddress({ ip: socket.remoteAddress ?? '', port: socket.remotePort ?? 0 });
+    socket.once('close', () => this.end());
+  }
+
+  /** Logs and counts the connection; runs once, on the socket's close. */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.sink.ended(this);
+  }
+}
+
+/** Creates the records and writes their line and metrics when they end. */
+export class ConnectionSink {
+  constructor(
+    private readonly logger: Logger,
+    private readonly metrics: ConnectionMetrics | undefined,
+  ) {}
+
+  open(proto: PublicProto, socket: Socket): PublicConnection {
+    return new PublicConnection(proto, socket, this);
+  }
+
+  ended(conn: PublicConnection): void {
+    const bytesIn = conn.socket.bytesRead;
+    const bytesOut = conn.socket.bytesWritten;
+    this.metrics?.observeConnection(conn.proto, conn.verdict, bytesIn, bytesOut);
+    this.logger.info(
+      {
+        event: 'public_connection',
+        conn_id: conn.id,
+        proto: conn.proto,
+        ...(conn.edgeId ? { edge_id: conn.edgeId } : { endpoint_id: conn.endpointId ?? null }),
+        tunnel_id: conn.tunnelId ?? null,
+        client_addr: conn.clientAddr,
+        verdict: conn.verdict,
+        ...(conn.outcome ? { outcome: conn.outcome } : {}),
+        ...(conn.proto === 'http' || conn.proto === 'https' ? { requests: conn.requests } : {}),
+        bytes_in: bytesIn,
+        bytes_out: bytesOut,
+        duration_ms: Date.now() - conn.startedAt,
+      },
+      'public connection ended',
+    );
+  }
+}

@@ -1,0 +1,270 @@
+// HTTP(S) endpoints: an HTTP/1.1 reverse proxy on node:http. Each public connection gets, per
+// endpoint it reaches, one proxy stream kept alive across its requests (the agent dials the local
+// service once per stream, so the local service sees the public connection's keep-alive).
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { pipeline } from 'node:stream';
+import type { EndpointPool } from '../registry.js';
+import type { PublicConnection } from './connections.js';
+import { KINDS, endsOf, type ProxyOpener } from './opener.js';
+import { plainIp } from './proxy-proto.js';
+import { splice } from './splice.js';
+
+/** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect']);
+const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
+/** An idle stream to the agent is closed before a local server's own idle timeout (Node's is 5 s). */
+const UPSTREAM_IDLE_MS = 4_000;
+
+export interface HttpProxyOptions {
+  readonly scheme: 'http' | 'https';
+  /** The pool serving a host (lower-case, no port) for this scheme. */
+  readonly route: (host: string) => EndpointPool | undefined;
+  readonly opener: ProxyOpener;
+  /** The record of a socket the server was not given by `adopt` (the HTTP port's own sockets). */
+  readonly record: (socket: Socket) => PublicConnection;
+}
+
+interface ConnState {
+  readonly conn: PublicConnection;
+  readonly agents: Map<string, StreamAgent>;
+}
+
+export class HttpProxy {
+  readonly server: http.Server;
+  private readonly states = new WeakMap<Duplex, ConnState>();
+
+  constructor(private readonly options: HttpProxyOptions) {
+    this.server = http.createServer({ requestTimeout: 0, headersTimeout: 30_000, keepAliveTimeout: 30_000 }, (req, res) => this.onRequest(req, res));
+    this.server.on('connection', (socket: Socket) => {
+      if (!this.states.has(socket)) this.adopt(socket, options.record(socket));
+    });
+    this.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
+  }
+
+  /** Serves a connection whose record is already made (a TLS connection terminated by the TLS port). */
+  adopt(socket: Duplex, conn: PublicConnection): void {
+    const state: ConnState = { conn, agents: new Map() };
+    this.states.set(socket, state);
+    socket.once('close', () => {
+      for (const agent of state.agents.values()) agent.destroy();
+    });
+  }
+
+  private onRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const state = this.states.get(req.socket);
+    if (!state) {
+      res.destroy();
+      return;
+    }
+    state.conn.requests++;
+    const host = hostOf(req.headers.host);
+    const pool = host === undefined ? undefined : this.options.route(host);
+    if (!pool) {
+      offline(res, host ?? '');
+      return;
+    }
+    state.conn.endpointId = pool.endpointId;
+    const upstream = http.request({
+      agent: this.agentFor(state, pool),
+      method: req.method,
+      path: req.url,
+      headers: requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', false),
+      setHost: false,
+    });
+    upstream.on('response', (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, responseHeaders(answer));
+      pipeline(answer, res, () => {});
+    });
+    upstream.on('error', () => {
+      if (!res.headersSent) badGateway(res, host!);
+      else res.destroy();
+    });
+    // The client leaving before its answer is complete ends the agent's side too.
+    res.once('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    req.pipe(upstream);
+  }
+
+  /** WebSocket and other upgrades: the request head goes to the agent, then bytes both ways. */
+  private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    const state = this.states.get(socket);
+    if (!state) {
+      socket.destroy();
+      return;
+    }
+    socket.on('error', () => {});
+    state.conn.requests++;
+    const host = hostOf(req.headers.host);
+    const pool = host === undefined ? undefined : this.options.route(host);
+    if (!pool) {
+      socket.end(rawAnswer(404, 'Not Found', offlineText(host ?? ''), { 'ngrok-error-code': 'ERR_NGROK_3200' }));
+      return;
+    }
+    state.conn.endpointId = pool.endpointId;
+    const { client, server } = endsOf(state.conn.socket);
+    const opened = this.options.opener.open(pool, KINDS[this.options.scheme], client, server);
+    if (!opened) {
+      socket.end(rawAnswer(502, 'Bad Gateway', badGatewayText(host!), {}));
+      return;
+    }
+    state.conn.verdict = 'allowed';
+    state.conn.tunnelId = opened.tunnel.id;
+    const headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true);
+    let text = `${req.method} ${req.url} HTTP/${req.httpVersion}\r\n`;
+    for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
+    opened.stream.write(Buffer.from(text + '\r\n', 'latin1'));
+    if (head.length > 0) opened.stream.write(head);
+    splice(socket, opened.stream, () => {});
+  }
+
+  /** The keep-alive agent of one public connection towards one endpoint's pool. */
+  private agentFor(state: ConnState, pool: EndpointPool): StreamAgent {
+    let agent = state.agents.get(pool.url);
+    if (agent && !agent.destroyed) return agent;
+    agent = new StreamAgent(() => {
+      const { client, server } = endsOf(state.conn.socket);
+      const opened = this.options.opener.open(pool, KINDS[this.options.scheme], client, server);
+      if (!opened) {
+        state.conn.outcome ??= 'no_tunnel';
+        return new Error('no tunnel of the endpoint can take the connection');
+      }
+      state.conn.verdict = 'allowed';
+      state.conn.tunnelId = opened.tunnel.id;
+      const stream = opened.stream;
+      // The local service closing its connection (the agent's FIN) ends the stream both ways,
+      // so a kept-alive stream is dropped rather than reused.
+      stream.once('end', () => {
+        if (!stream.writableEnded) stream.end();
+      });
+      return stream;
+    });
+    state.agents.set(pool.url, agent);
+    return agent;
+  }
+}
+
+/**
+ * An http.Agent whose sockets are proxy streams: at most one at a time (requests of one public
+ * connection come one after the other), kept while idle for at most UPSTREAM_IDLE_MS.
+ */
+class StreamAgent extends http.Agent {
+  destroyed = false;
+  private readonly idle = new WeakMap<Duplex, NodeJS.Timeout>();
+
+  constructor(private readonly openStream: () => Duplex | Error) {
+    super({ keepAlive: true, maxSockets: 1, maxFreeSockets: 1 });
+  }
+
+  override createConnection(_options: http.ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | undefined {
+    const stream = this.openStream();
+    if (stream instanceof Error) {
+      callback?.(stream, undefined as unknown as Duplex);
+      return undefined;
+    }
+    stream.once('close', () => clearTimeout(this.idle.get(stream)));
+    return stream;
+  }
+
+  // Node's versions call socket-only methods (setKeepAlive, unref); a stream has none.
+  override keepSocketAlive(socket: Duplex): boolean {
+    this.idle.set(
+      socket,
+      setTimeout(() => socket.destroy(), UPSTREAM_IDLE_MS),
+    );
+    return true;
+  }
+
+  override reuseSocket(socket: Duplex, req: http.ClientRequest): void {
+    clearTimeout(this.idle.get(socket));
+    req.reusedSocket = true;
+  }
+
+  override destroy(): void {
+    this.destroyed = true;
+    super.destroy();
+  }
+}
+
+/** The Host header's host: lower-case, without port or trailing dot; undefined when absent or bad. */
+export function hostOf(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  let host = header.trim().toLowerCase();
+  if (host.startsWith('[')) {
+    const close = host.indexOf(']');
+    if (close === -1) return undefined;
+    host = host.slice(1, close);
+  } else {
+    const colon = host.lastIndexOf(':');
+    if (colon !== -1) {
+      if (!/^\d*$/.test(host.slice(colon + 1))) return undefined;
+      host = host.slice(0, colon);
+    }
+  }
+  if (host.endsWith('.')) host = host.slice(0, -1);
+  return host === '' || host.length > 253 ? undefined : host;
+}
+
+/** The request's headers as sent to the agent: hop-by-hop ones dropped (kept for an upgrade), X-Forwarded-* set. */
+export function requestHeaders(req: http.IncomingMessage, scheme: string, clientIp: string, upgrade: boolean): string[] {
+  const drop = upgrade ? new Set<string>() : new Set([...HOP_BY_HOP, ...connectionTokens(req.headers.connection)]);
+  const out: string[] = [];
+  let forwardedFor: string | undefined;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const lower = name.toLowerCase();
+    if (drop.has(lower)) continue;
+    if (FORWARDED.has(lower)) {
+      if (lower === 'x-forwarded-for') forwardedFor = forwardedFor === undefined ? raw[i + 1]! : `${forwardedFor}, ${raw[i + 1]!}`;
+      continue;
+    }
+    out.push(name, raw[i + 1]!);
+  }
+  const ip = plainIp(clientIp);
+  out.push('X-Forwarded-For', forwardedFor ? `${forwardedFor}, ${ip}` : ip, 'X-Forwarded-Proto', scheme);
+  if (req.headers.host) out.push('X-Forwarded-Host', req.headers.host);
+  return out;
+}
+
+/** The agent's answer headers for the client: hop-by-hop ones dropped; Node frames the body anew. */
+function responseHeaders(answer: http.IncomingMessage): string[] {
+  const drop = new Set([...HOP_BY_HOP, 'transfer-encoding', ...connectionTokens(answer.headers.connection)]);
+  const out: string[] = [];
+  const raw = answer.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (!drop.has(raw[i]!.toLowerCase())) out.push(raw[i]!, raw[i + 1]!);
+  return out;
+}
+
+function connectionTokens(value: string | undefined): string[] {
+  return value ? value.split(',').map((token) => token.trim().toLowerCase()).filter(Boolean) : [];
+}
+
+function offlineText(host: string): string {
+  return `The endpoint ${host} is offline.\n\nERR_NGROK_3200\n`;
+}
+
+function badGatewayText(host: string): string {
+  return `The endpoint ${host} could not be reached: its agent did not take the connection.\n`;
+}
+
+function offline(res: http.ServerResponse, host: string): void {
+  const body = offlineText(host);
+  res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), 'ngrok-error-code': 'ERR_NGROK_3200' });
+  res.end(body);
+}
+
+function badGateway(res: http.ServerResponse, host: string): void {
+  const body = badGatewayText(host);
+  res.writeHead(502, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** A whole answer written on a socket taken over by an upgrade (no ServerResponse there). */
+function rawAnswer(status: number, reason: string, body: string, headers: Record<string, string>): Buffer {
+  let text = `HTTP/1.1 ${status} ${reason}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n`;
+  for (const [name, value] of Object.entries(headers)) text += `${name}: ${value}\r\n`;
+  return Buffer.concat([Buffer.from(text + '\r\n', 'latin1'), Buffer.from(body, 'utf8')]);
+}

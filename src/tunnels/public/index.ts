@@ -1,0 +1,145 @@
+// The public side of the data plane: the HTTP port, the TLS port and the TCP endpoints' ports,
+// each public connection carried to an agent over a proxy stream.
+import type net from 'node:net';
+import type { Server } from 'node:net';
+import { publicUrl, type EdgeSettings } from '../../domain/tunnels/binds.js';
+import type { Logger } from '../../observability/logger.js';
+import type { AgentConnection } from '../protocol/index.js';
+import type { TunnelRegistry } from '../registry.js';
+import type { TlsMaterial } from '../tls/material.js';
+import { ConnectionSink, type ConnectionMetrics } from './connections.js';
+import { EdgeCertificates } from './edge-certificates.js';
+import { HttpProxy } from './http-proxy.js';
+import { KINDS, ProxyOpener, endsOf } from './opener.js';
+import { splice } from './splice.js';
+import { TcpEndpoints } from './tcp-endpoints.js';
+import { TlsPort, type EdgeRoute } from './tls-port.js';
+
+export type { EdgeRoute } from './tls-port.js';
+export { MAX_PROXY_STREAMS_PER_AGENT } from './opener.js';
+
+/** Same shape as app/listeners.ts `Listener` (tunnels/ does not import app/). */
+export interface PublicListener {
+  readonly name: string;
+  listen(): Promise<string>;
+  beginShutdown(): void;
+  close(graceMs: number): Promise<void>;
+}
+
+export interface PublicTrafficOptions {
+  readonly host: string;
+  readonly httpPort: number;
+  readonly tlsPort: number;
+  readonly edge: EdgeSettings;
+  readonly registry: TunnelRegistry;
+  readonly connectionOf: (sessionId: string) => AgentConnection | undefined;
+  /** The edge certificate (EDGE_TLS_CERT/KEY or issued from the CA); needed with a TLS port. */
+  readonly edgeTls: Pick<TlsMaterial, 'cert' | 'key' | 'ca'> | undefined;
+  /** TLS edges by their hostport host; none until edges get backends. */
+  readonly resolveEdge?: (sni: string) => EdgeRoute | undefined;
+  readonly logger: Logger;
+  readonly metrics?: ConnectionMetrics;
+}
+
+/** Builds the public listeners and installs the TCP port hooks into the registry. */
+export function createPublicTraffic(options: PublicTrafficOptions): PublicListener[] {
+  const { registry, edge } = options;
+  const sink = new ConnectionSink(options.logger, options.metrics);
+  const opener = new ProxyOpener(options.connectionOf);
+  const sockets = new Set<net.Socket>();
+  const track = (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  };
+
+  const tcp = new TcpEndpoints(options.host, edge.publicHost, (socket, port) => {
+    track(socket);
+    socket.on('error', () => {});
+    const conn = sink.open('tcp', socket);
+    const pool = registry.pool(publicUrl('tcp', edge.publicHost, port));
+    if (pool) conn.endpointId = pool.endpointId;
+    const { client, server } = endsOf(socket);
+    const opened = pool ? opener.open(pool, KINDS.tcp, client, server) : undefined;
+    if (!opened) {
+      conn.outcome = pool ? 'no_tunnel' : 'no_endpoint';
+      socket.destroy();
+      return;
+    }
+    conn.verdict = 'allowed';
+    conn.tunnelId = opened.tunnel.id;
+    socket.setNoDelay(true);
+    splice(socket, opened.stream, () => {});
+  });
+  registry.tcpPorts = tcp;
+
+  const listeners: PublicListener[] = [
+    {
+      name: 'edge-tcp',
+      listen: async () => `tcp://${options.host}:${edge.tcpPorts.map((r) => (r.first === r.last ? `${r.first}` : `${r.first}-${r.last}`)).join(',')}`,
+      beginShutdown: () => tcp.closeAll(),
+      close: (graceMs) => drain(sockets, graceMs),
+    },
+  ];
+
+  if (options.httpPort > 0) {
+    const proxy = new HttpProxy({
+      scheme: 'http',
+      route: (host) => registry.pool(publicUrl('http', host, edge.httpPort)),
+      opener,
+      record: (socket) => sink.open('http', socket),
+    });
+    proxy.server.on('connection', track);
+    listeners.push(serverListener('edge-http', proxy.server, options.host, options.httpPort, 'http', sockets, () => proxy.server.closeIdleConnections()));
+  }
+
+  if (options.tlsPort > 0) {
+    if (!options.edgeTls) throw new Error('the TLS port needs the edge certificate');
+    const https = new HttpProxy({
+      scheme: 'https',
+      route: (host) => registry.pool(publicUrl('https', host, edge.tlsPort)),
+      opener,
+      record: (socket) => sink.open('https', socket),
+    });
+    const port = new TlsPort({
+      route: (proto, host) => registry.pool(publicUrl(proto, host, edge.tlsPort)),
+      resolveEdge: options.resolveEdge ?? (() => undefined),
+      opener,
+      sink,
+      certificates: new EdgeCertificates(options.edgeTls),
+      https,
+    });
+    port.server.on('connection', track);
+    listeners.push(serverListener('edge-tls', port.server, options.host, options.tlsPort, 'tls', sockets, () => https.server.closeIdleConnections()));
+  }
+  return listeners;
+}
+
+function serverListener(name: string, server: Server, host: string, port: number, scheme: string, sockets: Set<net.Socket>, closeIdle: () => void): PublicListener {
+  return {
+    name,
+    listen: () =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          const address = server.address();
+          resolve(typeof address === 'object' && address ? `${scheme}://${address.address}:${address.port}` : String(address));
+        });
+      }),
+    beginShutdown: () => {
+      server.close();
+      closeIdle(); // idle keep-alive connections go now; busy ones after their answer
+    },
+    close: async (graceMs) => {
+      server.close();
+      await drain(sockets, graceMs);
+    },
+  };
+}
+
+/** Lets the public connections end on their own within the grace period, then cuts the rest. */
+async function drain(sockets: Set<net.Socket>, graceMs: number): Promise<void> {
+  const deadline = Date.now() + graceMs;
+  while (sockets.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (const socket of sockets) socket.destroy();
+}

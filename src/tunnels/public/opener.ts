@@ -1,0 +1,76 @@
+// Opening the proxy stream that carries one public connection to an agent (AGENT-PROTOCOL.md §6).
+import type { AgentConnection, ProtocolStream } from '../protocol/index.js';
+import type { EdgeTypeString } from '../protocol/messages.js';
+import type { LiveTunnel } from '../registry.js';
+import { formatAddress, proxyProtocolHeader, type Address } from './proxy-proto.js';
+
+/** At most this many proxy streams open to one agent session; beyond, new connections are refused. */
+export const MAX_PROXY_STREAMS_PER_AGENT = 500;
+
+/** Tunnels to pick from, round-robin: an endpoint's pool, or an edge's backend. */
+export interface TunnelChoice {
+  pick(): LiveTunnel | undefined;
+  readonly tunnels: readonly LiveTunnel[];
+}
+
+/** What the header says about the connection, beside the tunnel id. */
+export interface StreamKind {
+  readonly proto: 'tcp' | 'tls' | 'http' | 'https';
+  readonly edgeType: EdgeTypeString;
+  readonly passthroughTls: boolean;
+}
+
+/** The header fields per kind of endpoint (the SDKs read Proto; edge types as ngrok's edges). */
+export const KINDS = {
+  tcp: { proto: 'tcp', edgeType: '1', passthroughTls: false },
+  tls: { proto: 'tls', edgeType: '2', passthroughTls: true },
+  // http and https endpoints are both HTTPS-edge traffic at ngrok (EdgeType 3); the agent gets
+  // plain HTTP either way, Proto tells it which scheme the client used.
+  https: { proto: 'https', edgeType: '3', passthroughTls: false },
+  http: { proto: 'http', edgeType: '3', passthroughTls: false },
+} as const satisfies Record<string, StreamKind>;
+
+export interface OpenedStream {
+  readonly tunnel: LiveTunnel;
+  readonly stream: ProtocolStream;
+}
+
+export class ProxyOpener {
+  constructor(
+    /** The live agent connection of a session held here. */
+    private readonly connectionOf: (sessionId: string) => AgentConnection | undefined,
+    private readonly maxStreams = MAX_PROXY_STREAMS_PER_AGENT,
+  ) {}
+
+  /**
+   * Picks the next tunnel (round-robin) whose agent can take one more stream and opens a proxy
+   * stream to it, with a PROXY header first when the bind asked for one. Undefined when no
+   * tunnel can take it (none live, every agent at its cap or going away).
+   */
+  open(choice: TunnelChoice, kind: StreamKind, client: Address, server: Address): OpenedStream | undefined {
+    const tries = choice.tunnels.length;
+    for (let i = 0; i < tries; i++) {
+      const tunnel = choice.pick();
+      if (!tunnel) return undefined;
+      const connection = this.connectionOf(tunnel.sessionId);
+      if (!connection || connection.closed || !connection.authenticated || connection.proxyStreamsOpen >= this.maxStreams) continue;
+      let stream: ProtocolStream;
+      try {
+        stream = connection.openProxy({ id: tunnel.id, clientAddr: formatAddress(client), ...kind });
+      } catch {
+        continue; // the session is going away (GOAWAY sent): try another tunnel
+      }
+      if (tunnel.proxyProto === 1 || tunnel.proxyProto === 2) stream.write(proxyProtocolHeader(tunnel.proxyProto, client, server));
+      return { tunnel, stream };
+    }
+    return undefined;
+  }
+}
+
+/** The two ends of a socket as PROXY-header addresses. */
+export function endsOf(socket: { remoteAddress?: string | undefined; remotePort?: number | undefined; localAddress?: string | undefined; localPort?: number | undefined }): { client: Address; server: Address } {
+  return {
+    client: { ip: socket.remoteAddress ?? '', port: socket.remotePort ?? 0 },
+    server: { ip: socket.localAddress ?? '', port: socket.localPort ?? 0 },
+  };
+}

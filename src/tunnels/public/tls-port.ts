@@ -1,0 +1,111 @@
+// EDGE_TLS_PORT: reads the ClientHello and routes by SNI (TUNNELS.md §4): a TLS endpoint gets the
+// bytes unchanged, an HTTPS endpoint is terminated here and proxied as HTTP, a TLS edge's
+// hostport goes to its backend; anything else gets unrecognized_name.
+import net from 'node:net';
+import tls from 'node:tls';
+import type { EndpointPool } from '../registry.js';
+import { readClientHello, unrecognizedNameAlert } from '../tls/client-hello.js';
+import type { ConnectionSink, PublicConnection } from './connections.js';
+import type { EdgeCertificates } from './edge-certificates.js';
+import type { HttpProxy } from './http-proxy.js';
+import { KINDS, endsOf, type ProxyOpener, type TunnelChoice } from './opener.js';
+import { splice } from './splice.js';
+
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+
+/** Where a TLS edge's hostport sends its connections (TLS passed through). */
+export interface EdgeRoute {
+  readonly edgeId: string;
+  readonly backend: TunnelChoice;
+}
+
+export interface TlsPortOptions {
+  /** The pool of a `tls://` or `https://` endpoint named by an SNI host. */
+  readonly route: (proto: 'tls' | 'https', host: string) => EndpointPool | undefined;
+  /** The TLS edge whose hostport host is `sni`; the extension point for edges with backends. */
+  readonly resolveEdge: (sni: string) => EdgeRoute | undefined;
+  readonly opener: ProxyOpener;
+  readonly sink: ConnectionSink;
+  readonly certificates: EdgeCertificates;
+  readonly https: HttpProxy;
+  readonly clientHelloTimeoutMs?: number;
+}
+
+export class TlsPort {
+  readonly server: net.Server;
+
+  constructor(private readonly options: TlsPortOptions) {
+    this.server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true }, (socket) => void this.accept(socket));
+  }
+
+  private async accept(socket: net.Socket): Promise<void> {
+    socket.on('error', () => {});
+    const conn = this.options.sink.open('tls', socket);
+    const hello = await readClientHello(socket, { timeoutMs: this.options.clientHelloTimeoutMs });
+    if (hello.status !== 'done') {
+      conn.outcome = hello.code;
+      socket.destroy();
+      return;
+    }
+    const sni = hello.sni;
+    const passthrough = sni === undefined ? undefined : this.options.route('tls', sni);
+    if (passthrough) {
+      conn.endpointId = passthrough.endpointId;
+      this.passthrough(socket, hello.buffered, conn, passthrough);
+      return;
+    }
+    const terminated = sni === undefined ? undefined : this.options.route('https', sni);
+    if (terminated) {
+      conn.proto = 'https';
+      await this.terminate(socket, hello.buffered, conn, sni!);
+      return;
+    }
+    const edge = sni === undefined ? undefined : this.options.resolveEdge(sni);
+    if (edge) {
+      conn.edgeId = edge.edgeId;
+      this.passthrough(socket, hello.buffered, conn, edge.backend);
+      return;
+    }
+    conn.outcome = 'unrecognized_name';
+    socket.end(unrecognizedNameAlert());
+    socket.resume(); // read (and drop) whatever follows, so the FIN is seen and the socket closes
+  }
+
+  private passthrough(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, choice: TunnelChoice): void {
+    const { client, server } = endsOf(socket);
+    const opened = this.options.opener.open(choice, KINDS.tls, client, server);
+    if (!opened) {
+      conn.outcome = 'no_tunnel';
+      socket.destroy();
+      return;
+    }
+    conn.verdict = 'allowed';
+    conn.tunnelId = opened.tunnel.id;
+    opened.stream.write(clientHello);
+    splice(socket, opened.stream, () => {});
+  }
+
+  private async terminate(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string): Promise<void> {
+    let secureContext: tls.SecureContext;
+    try {
+      secureContext = await this.options.certificates.contextFor(sni);
+    } catch {
+      conn.outcome = 'certificate';
+      socket.destroy();
+      return;
+    }
+    if (socket.destroyed) return;
+    // The TLS socket reads what the raw socket has buffered first: the ClientHello goes back there.
+    socket.unshift(clientHello);
+    const secure = new tls.TLSSocket(socket, { isServer: true, secureContext, ALPNProtocols: ['http/1.1'] });
+    const timer = setTimeout(() => secure.destroy(), HANDSHAKE_TIMEOUT_MS);
+    secure.once('secure', () => clearTimeout(timer));
+    secure.once('close', () => {
+      clearTimeout(timer);
+      socket.destroy();
+    });
+    secure.on('error', () => secure.destroy());
+    this.options.https.adopt(secure, conn);
+    this.options.https.server.emit('connection', secure);
+  }
+}

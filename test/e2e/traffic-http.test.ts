@@ -1,0 +1,271 @@
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type net from 'node:net';
+import type { Duplex } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import tls from 'node:tls';
+import type ngrok from '@ngrok/ngrok';
+import { connectAgent, createToken, freePort, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
+import { cleanupProcesses } from '../helpers/server-process.js';
+
+/** HTTP and HTTPS endpoints: burrow's reverse proxy in front of the SDK and a local web server. */
+
+let server: TrafficServer;
+let token: string;
+let session: ngrok.Session;
+let local: http.Server;
+let localConnections = 0;
+let burrowCa: string;
+const FIVE_MB = 5 * 1024 * 1024;
+
+before(async () => {
+  server = await startDataPlane();
+  burrowCa = readFileSync(server.caPath, 'utf8');
+  token = await createToken(server);
+  session = await connectAgent(server, token);
+  local = http.createServer((req, res) => {
+    if (req.url === '/echo-headers') {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ headers: req.headers, port: req.socket.remotePort }));
+    } else if (req.url === '/digest') {
+      const hash = createHash('sha256');
+      req.on('data', (chunk: Buffer) => hash.update(chunk));
+      req.on('end', () => res.end(hash.digest('hex')));
+    } else if (req.url === '/download') {
+      // 5 MB streamed in 64 KiB pieces, no content-length: chunked through the proxy.
+      let sent = 0;
+      const chunk = Buffer.alloc(64 * 1024, 7);
+      const pump = () => {
+        while (sent < FIVE_MB) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+        res.end();
+      };
+      pump();
+    } else {
+      res.end('hello');
+    }
+  });
+  local.on('connection', () => localConnections++);
+  // A minimal WebSocket echo: the handshake by hand, then one masked text frame back unmasked.
+  local.on('upgrade', (req, socket: Duplex) => {
+    const accept = createHash('sha1').update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\nX-Seen-Proto: ${req.headers['x-forwarded-proto']}\r\n\r\n`);
+    socket.on('data', (frame: Buffer) => {
+      const length = frame[1]! & 0x7f;
+      const mask = frame.subarray(2, 6);
+      const payload = Buffer.from(frame.subarray(6, 6 + length).map((byte, i) => byte ^ mask[i % 4]!));
+      socket.write(Buffer.concat([Buffer.from([0x81, payload.length]), payload]));
+    });
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
+});
+
+after(async () => {
+  await session?.close().catch(() => {});
+  local?.close();
+  await cleanupProcesses();
+});
+
+const localUrl = () => `http://127.0.0.1:${(local.address() as net.AddressInfo).port}`;
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+  reused: boolean;
+}
+
+type Scheme = 'http' | 'https';
+
+function request(scheme: Scheme, host: string, path: string, options: { method?: string; body?: Buffer; agent?: http.Agent | false; headers?: Record<string, string> } = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const common = {
+      host: '127.0.0.1',
+      port: scheme === 'http' ? server.httpPort : server.tlsPort,
+      path,
+      method: options.method ?? 'GET',
+      headers: { host: `${host}:${scheme === 'http' ? server.httpPort : server.tlsPort}`, ...options.headers },
+      agent: options.agent ?? false,
+      timeout: 20_000,
+    };
+    const req = scheme === 'http' ? http.request(common) : https.request({ ...common, servername: host, ca: burrowCa });
+    req.once('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.once('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks), reused: req.reusedSocket }));
+      res.once('error', reject);
+    });
+    req.once('error', reject);
+    req.once('timeout', () => req.destroy(new Error('timeout')));
+    if (options.body) {
+      // Streamed in pieces, without a content-length: chunked on the wire.
+      let offset = 0;
+      const pump = () => {
+        while (offset < options.body!.length) {
+          const piece = options.body!.subarray(offset, offset + 256 * 1024);
+          offset += piece.length;
+          if (!req.write(piece)) return void req.once('drain', pump);
+        }
+        req.end();
+      };
+      pump();
+    } else req.end();
+  });
+}
+
+async function bind(scheme: Scheme, domain: string, forward = localUrl(), configure?: (builder: ngrok.HttpListenerBuilder) => void, on = session): Promise<ngrok.Listener> {
+  const builder = on.httpEndpoint().domain(domain);
+  if (scheme === 'http') builder.scheme('HTTP');
+  configure?.(builder);
+  return builder.listenAndForward(forward);
+}
+
+for (const scheme of ['http', 'https'] as const) {
+  describe(`${scheme} endpoints`, () => {
+    const host = `web-${scheme}.burrow.localhost`;
+    before(async () => {
+      const listener = await bind(scheme, host);
+      assert.equal(listener.url(), `${scheme}://${host}:${scheme === 'http' ? server.httpPort : server.tlsPort}`);
+    });
+
+    test('GET reaches the local server with X-Forwarded-For, -Proto and -Host', async () => {
+      const answer = await request(scheme, host, '/echo-headers', { headers: { 'x-forwarded-for': '203.0.113.9' } });
+      assert.equal(answer.status, 200);
+      const seen = JSON.parse(answer.body.toString()) as { headers: Record<string, string> };
+      assert.equal(seen.headers['x-forwarded-for'], '203.0.113.9, 127.0.0.1');
+      assert.equal(seen.headers['x-forwarded-proto'], scheme);
+      assert.equal(seen.headers['x-forwarded-host'], `${host}:${scheme === 'http' ? server.httpPort : server.tlsPort}`);
+      assert.equal(seen.headers.host, `${host}:${scheme === 'http' ? server.httpPort : server.tlsPort}`);
+    });
+
+    test('a 5 MB body streams up (POST) and down (GET)', async () => {
+      const body = randomBytes(FIVE_MB);
+      const posted = await request(scheme, host, '/digest', { method: 'POST', body });
+      assert.equal(posted.status, 200);
+      assert.equal(posted.body.toString(), createHash('sha256').update(body).digest('hex'));
+      const downloaded = await request(scheme, host, '/download');
+      assert.equal(downloaded.status, 200);
+      assert.equal(downloaded.body.length, FIVE_MB);
+      assert.ok(downloaded.body.every((byte) => byte === 7));
+    });
+
+    test('keep-alive: one public connection serves several requests over one upstream connection', async () => {
+      const agent = scheme === 'http' ? new http.Agent({ keepAlive: true, maxSockets: 1 }) : new https.Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const before = localConnections;
+        const answers = [];
+        for (let i = 0; i < 4; i++) answers.push(await request(scheme, host, '/echo-headers', { agent }));
+        assert.deepEqual(answers.map((answer) => answer.reused), [false, true, true, true]);
+        const ports = new Set(answers.map((answer) => (JSON.parse(answer.body.toString()) as { port: number }).port));
+        assert.equal(ports.size, 1, 'the local server saw more than one connection');
+        assert.equal(localConnections - before, 1);
+      } finally {
+        agent.destroy();
+      }
+    });
+
+    test('a WebSocket upgrade is passed through', async () => {
+      const port = scheme === 'http' ? server.httpPort : server.tlsPort;
+      const socket: net.Socket =
+        scheme === 'http'
+          ? (await import('node:net')).connect(port, '127.0.0.1')
+          : tls.connect({ host: '127.0.0.1', port, servername: host, ca: burrowCa });
+      socket.write(
+        `GET /ws HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      );
+      let received = Buffer.alloc(0);
+      const headEnd = await new Promise<number>((resolve, reject) => {
+        socket.on('data', (chunk: Buffer) => {
+          received = Buffer.concat([received, chunk]);
+          const end = received.indexOf('\r\n\r\n');
+          if (end !== -1) resolve(end + 4);
+        });
+        socket.once('error', reject);
+      });
+      const head = received.subarray(0, headEnd).toString();
+      assert.match(head, /^HTTP\/1\.1 101 /);
+      assert.match(head, /Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK\+xOo=/);
+      assert.match(head, new RegExp(`X-Seen-Proto: ${scheme}`));
+      received = received.subarray(headEnd);
+      const payload = Buffer.from('hello over websocket');
+      const mask = randomBytes(4);
+      socket.write(Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, Buffer.from(payload.map((byte, i) => byte ^ mask[i % 4]!))]));
+      while (received.length < 2 + payload.length) await new Promise((resolve) => socket.once('data', resolve));
+      assert.equal(received[0], 0x81);
+      assert.equal(received.subarray(2, 2 + payload.length).toString(), 'hello over websocket');
+      socket.destroy();
+    });
+
+    test('an unknown host gets 404 naming ERR_NGROK_3200', async () => {
+      const answer = await request(scheme, scheme === 'http' ? 'nobody.burrow.localhost' : host, '/', scheme === 'http' ? {} : { headers: { host: 'nobody.burrow.localhost' } });
+      assert.equal(answer.status, 404);
+      assert.match(answer.body.toString(), /The endpoint nobody\.burrow\.localhost is offline\./);
+      assert.match(answer.body.toString(), /ERR_NGROK_3200/);
+    });
+
+    test('502 when the local server is down', async () => {
+      const downHost = `down-${scheme}.burrow.localhost`;
+      const listener = await bind(scheme, downHost, `http://127.0.0.1:${await freePort()}`);
+      try {
+        const answer = await request(scheme, downHost, '/');
+        assert.equal(answer.status, 502);
+      } finally {
+        await listener.close();
+      }
+    });
+  });
+}
+
+test('an https endpoint outside *.EDGE_DOMAIN is served with a certificate issued for its name', async () => {
+  const listener = await bind('https', 'app.example.com');
+  try {
+    const answer = await request('https', 'app.example.com', '/');
+    assert.equal(answer.status, 200);
+    assert.equal(answer.body.toString(), 'hello');
+  } finally {
+    await listener.close();
+  }
+});
+
+test('pooling: two sessions binding one hostname both receive connections', async () => {
+  const named = (name: string) =>
+    new Promise<http.Server>((resolve) => {
+      const s = http.createServer((_req, res) => res.end(name));
+      s.listen(0, '127.0.0.1', () => resolve(s));
+    });
+  const [a, b] = await Promise.all([named('a'), named('b')]);
+  const other = await connectAgent(server, token);
+  try {
+    const host = 'pool.burrow.localhost';
+    const url = (s: http.Server) => `http://127.0.0.1:${(s.address() as net.AddressInfo).port}`;
+    await bind('https', host, url(a), (builder) => builder.poolingEnabled(true));
+    await bind('https', host, url(b), (builder) => builder.poolingEnabled(true), other);
+    const seen = new Set<string>();
+    for (let i = 0; i < 6; i++) seen.add((await request('https', host, '/')).body.toString());
+    assert.deepEqual([...seen].sort(), ['a', 'b']);
+  } finally {
+    await other.close();
+    a.close();
+    b.close();
+  }
+});
+
+test('one log line per public connection, with its requests and bytes', async () => {
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const lines = server.logs().filter((entry) => entry.event === 'public_connection' && entry.verdict === 'allowed');
+  for (const proto of ['http', 'https']) {
+    const line = lines.find((entry) => entry.proto === proto);
+    assert.ok(line, `no ${proto} line`);
+    assert.match(String(line.endpoint_id), /^ep_/);
+    assert.equal(typeof line.requests, 'number');
+    assert.ok((line.bytes_in as number) > 0 && (line.bytes_out as number) > 0, JSON.stringify(line));
+  }
+  const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+  assert.match(metrics, /burrow_public_connections_total\{proto="https",verdict="allowed"\} [1-9]/);
+});
