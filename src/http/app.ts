@@ -24,6 +24,7 @@ import { registerResponseHeadersAndLog } from './pipeline/response.js';
 import { registerRouting } from './pipeline/routing.js';
 import { orderPreservingSerializerFactory } from './pipeline/serializer.js';
 import { parseQueryString } from './pipeline/validation.js';
+import { registerShutdownClose } from './pipeline/shutdown.js';
 
 export type HttpApp = FastifyInstance;
 
@@ -111,9 +112,9 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
     rateLimiter,
     checkRoute,
     hostMakesUris: config.publicUrl === undefined,
-    isClosing: () => closing,
   });
   registerResponseHeadersAndLog(app, registerMetrics(app, deps.metrics));
+  registerShutdownClose(app, () => closing);
 
   app.addSchema(ErrorBody);
   app.addSchema(CredentialResponse);
