@@ -35,6 +35,7 @@ import { tunnelSessionRoutes } from './tunnel-sessions/routes.js';
 import { TunnelSessionResponse } from './tunnel-sessions/schemas.js';
 import { tunnelRoutes } from './tunnels/routes.js';
 import { TunnelResponse } from './tunnels/schemas.js';
+import { registerShutdownClose } from './pipeline/shutdown.js';
 
 export type HttpApp = FastifyInstance;
 
@@ -125,9 +126,9 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
     rateLimiter,
     checkRoute,
     hostMakesUris: config.publicUrl === undefined,
-    isClosing: () => closing,
   });
   registerResponseHeadersAndLog(app, registerMetrics(app, deps.metrics));
+  registerShutdownClose(app, () => closing);
 
   app.addSchema(ErrorBody);
   app.addSchema(CredentialResponse);

@@ -665,7 +665,7 @@ describe('paths and methods', () => {
 // ---------------------------------------------------------------------------------------------
 
 /** Node's rule for repeated request headers: these keep their first value, others are joined. */
-const FIRST_WINS = new Set(['authorization', 'content-type', 'host', 'content-length', 'user-agent']);
+const FIRST_WINS = new Set(['authorization', 'content-type', 'host', 'content-length', 'user-agent']); // a second host: 400
 
 function writeName(name: string, style: 'lower' | 'upper' | 'title' | 'mixed', salt: number): string {
   switch (style) {
@@ -755,6 +755,8 @@ describe('the wire (raw HTTP/1.1)', () => {
           else if (!FIRST_WINS.has(name)) merged.set(name, `${previous}, ${value}`);
         }
         const context = `${key} ${JSON.stringify(head)}`;
+        // RFC 9112 §3.2: two Host fields are refused before anything else is looked at.
+        if (c.host === 'twice') return assertVerdict(outcome, [{ status: 400, code: undefined }], context);
         const auth = authVerdict(merged.get('authorization'), world);
         if (!isOk(auth)) return assertVerdict(outcome, [auth], context);
         const version = versionVerdict({ service: merged.get('service-version'), ngrok: merged.get('ngrok-version'), serviceName: '', ngrokName: '' });

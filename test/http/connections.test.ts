@@ -74,3 +74,42 @@ describe('connections', () => {
     assert.match((await get('Host: a.example\r\n')).text, /^HTTP\/1\.1 200 /);
   });
 });
+
+describe('graceful shutdown', () => {
+  it('answers every request already queued on a keep-alive connection, the last with Connection: close, never a reset', async () => {
+    const app = await createTestApp();
+    await app.app.listen({ port: 0, host: '127.0.0.1' });
+    const appPort = (app.app.server.address() as { port: number }).port;
+    const headers = `Host: 127.0.0.1\r\nAuthorization: Bearer ${app.admin.key}\r\nService-Version: 2\r\n`;
+    const body = '{"description":"queued"}';
+    const socket = connect(appPort, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    let error: string | undefined;
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', (failure: NodeJS.ErrnoException) => (error ??= failure.code));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.on('connect', () => resolve()));
+    // A first request in flight (its body not yet sent) when the shutdown begins …
+    socket.write(`POST /credentials HTTP/1.1\r\n${headers}Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    app.app.beginShutdown();
+    const closing = app.app.close();
+    // … then its body, with three more requests pipelined behind it.
+    socket.write(
+      body +
+        `GET /credentials HTTP/1.1\r\n${headers}\r\n` +
+        `POST /credentials HTTP/1.1\r\n${headers}Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
+        `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+    );
+    await closed;
+    await closing;
+    await app.store.close().catch(() => {});
+    const text = Buffer.concat(chunks).toString('utf8');
+    const statuses = [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => match[1]);
+    assert.equal(error, undefined, `the client saw ${error}; got:\n${text}`);
+    assert.deepEqual(statuses, ['201', '200', '201', '200'], text);
+    const closes = [...text.matchAll(/^connection: close\r$/gim)].length;
+    assert.equal(closes, 1, 'only the last answer closes the connection');
+    assert.match(text.slice(text.lastIndexOf('HTTP/1.1')), /connection: close/i);
+  });
+});

@@ -14,7 +14,6 @@ export interface GateOptions {
   checkRoute: (request: FastifyRequest) => void;
   /** Whether the Host header builds uri fields (no PUBLIC_URL). */
   hostMakesUris: boolean;
-  isClosing: () => boolean;
 }
 
 /**
@@ -23,7 +22,7 @@ export interface GateOptions {
  * cached, because it runs on every request.
  */
 export function registerRequestGate(app: FastifyInstance, options: GateOptions): void {
-  const { authenticator, rateLimiter, checkRoute, hostMakesUris, isClosing } = options;
+  const { authenticator, rateLimiter, checkRoute, hostMakesUris } = options;
   app.decorateRequest('principal', null as unknown as Principal);
 
   const admit = (request: FastifyRequest, principal: Principal) => {
@@ -35,7 +34,6 @@ export function registerRequestGate(app: FastifyInstance, options: GateOptions):
 
   app.addHook('onRequest', (request, reply, done) => {
     try {
-      if (isClosing()) reply.header('Connection', 'close');
       checkRoute(request);
       checkHostHeader(request, hostMakesUris);
       dropContentTypeOfEmptyBody(request);
