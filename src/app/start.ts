@@ -10,6 +10,7 @@ import { buildApp } from './build.js';
 import { newId } from '../domain/ids.js';
 import type { SessionControl } from '../domain/tunnels/live-objects.js';
 import { SqlTunnelRepository } from '../storage/repositories/tunnels.js';
+import { SqlEdgeRouteReader } from '../storage/repositories/edge-routes.js';
 import { createDataPlane, type DataPlane } from '../tunnels/data-plane.js';
 import { InstanceKeeper } from '../tunnels/instance-keeper.js';
 import { httpListener, type Listener } from './listeners.js';
@@ -62,7 +63,15 @@ export async function start(config: Config, logger: Logger = createLogger(config
   try {
     await keeper.start();
     if (config.tunnels.agentPort > 0) {
-      dataPlane = await createDataPlane({ config: config.tunnels, maxPolicyRules: config.maxPolicyRules, instanceId, repository: tunnelRepository, logger, metrics });
+      dataPlane = await createDataPlane({
+        config: config.tunnels,
+        maxPolicyRules: config.maxPolicyRules,
+        instanceId,
+        repository: tunnelRepository,
+        edgeRoutes: new SqlEdgeRouteReader(store),
+        logger,
+        metrics,
+      });
     }
   } catch (error) {
     await keeper.stop();

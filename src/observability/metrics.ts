@@ -32,14 +32,45 @@ export class Metrics {
   );
   readonly publicConnections = new Counter(
     'burrow_public_connections_total',
-    'Public connections to endpoints and edges, by proto (tcp, tls, http, https) and verdict (allowed, unrouted).',
+    'Public connections to endpoints and edges, by proto (tcp, tls, http, https) and verdict (allowed, denied, unrouted).',
   );
   readonly publicBytes = new Counter(
     'burrow_public_bytes_total',
     'Bytes of public connections, by proto and direction (in: from the public client, out: to it).',
   );
+  readonly binds = new Counter('burrow_binds_total', 'Agent binds and labeled tunnels, by result (ok, or the ERR_NGROK code that refused them).');
+  readonly policyDuration = new Histogram(
+    'burrow_policy_evaluation_seconds',
+    'Time to evaluate the IP restriction and traffic policy of one public connection.',
+    [0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.005, 0.025],
+  );
+  readonly deniedConnections = new Counter(
+    'burrow_public_connections_denied_total',
+    'Public connections closed by a policy, by the action that closed them (deny, restrict-ips, ip-restriction).',
+  );
   private dataPlaneGauges: CallbackGauge[] = [];
-  private readonly families: { snapshot(): FamilySnapshot }[] = [this.httpRequests, this.httpDuration, this.httpErrors, this.dbQueries, this.publicConnections, this.publicBytes];
+  private readonly families: { snapshot(): FamilySnapshot }[] = [
+    this.httpRequests,
+    this.httpDuration,
+    this.httpErrors,
+    this.dbQueries,
+    this.publicConnections,
+    this.publicBytes,
+    this.binds,
+    this.policyDuration,
+    this.deniedConnections,
+  ];
+
+  /** One bind (or labeled tunnel) and its result: `ok` or the refusal's error code. */
+  observeBind(result: string): void {
+    this.binds.get(result, () => ({ result })).inc();
+  }
+
+  /** One policy evaluation; `deniedBy` names the action when it closed the connection. */
+  observePolicy(seconds: number, deniedBy: string | undefined): void {
+    this.policyDuration.get('', () => ({})).observe(seconds);
+    if (deniedBy !== undefined) this.deniedConnections.get(deniedBy, () => ({ action: deniedBy })).inc();
+  }
 
   /** One public connection when it ends: its proto, verdict and bytes each way. */
   observeConnection(proto: string, verdict: string, bytesIn: number, bytesOut: number): void {

@@ -10,7 +10,9 @@ import { AgentSessions } from './agents/agent-sessions.js';
 import { RevocationWatch } from './agents/revocation.js';
 import { SessionCommands } from './agents/session-commands.js';
 import { TunnelRegistry } from './registry.js';
-import { createPublicTraffic, type EdgeRoute, type PublicListener } from './public/index.js';
+import { createPublicTraffic, type PublicListener } from './public/index.js';
+import { edgeRouting } from './edges/edge-routing.js';
+import type { EdgeRouteReader } from '../domain/edges/types.js';
 import { agentTlsMaterial, edgeTlsMaterial } from './tls/material.js';
 
 export interface DataPlaneOptions {
@@ -20,8 +22,8 @@ export interface DataPlaneOptions {
   readonly repository: IngressRepository & DataPlaneRepository;
   readonly logger: Logger;
   readonly metrics?: Metrics;
-  /** TLS edges by their hostport host (edges with tunnel-group backends); none by default. */
-  readonly resolveEdge?: (sni: string) => EdgeRoute | undefined;
+  /** TLS edges by their hostport host (across accounts); without it no edge is served. */
+  readonly edgeRoutes?: EdgeRouteReader;
 }
 
 /** The listeners and background work of the data plane, for app/ to start and stop. */
@@ -73,7 +75,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     ingress,
     repository,
     registry,
-    { edge, limits: { maxSessionsPerAccount: config.maxSessionsPerAccount, maxEndpointsPerSession: config.maxEndpointsPerSession, maxPolicyRules: options.maxPolicyRules }, heartbeatIntervalMs: 10_000, heartbeatToleranceMs: 20_000, authTimeoutMs: 10_000 },
+    { edge, limits: { maxSessionsPerAccount: config.maxSessionsPerAccount, maxEndpointsPerSession: config.maxEndpointsPerSession, maxPolicyRules: options.maxPolicyRules }, heartbeatIntervalMs: 10_000, heartbeatToleranceMs: 20_000, authTimeoutMs: 10_000, observeBind: options.metrics ? (result) => options.metrics!.observeBind(result) : undefined },
     logger,
   );
   const agentListener = new AgentListener({ host: config.agentHost, port: config.agentPort, cert: material.cert, key: material.key }, sessions);
@@ -92,7 +94,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     registry,
     connectionOf: (sessionId) => sessions.get(sessionId)?.connection,
     edgeTls,
-    resolveEdge: options.resolveEdge,
+    resolveEdge: options.edgeRoutes ? edgeRouting(options.edgeRoutes, registry, options.maxPolicyRules, logger, config.edgePublicTlsPort) : undefined,
     logger,
     metrics: options.metrics,
   });

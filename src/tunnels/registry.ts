@@ -1,5 +1,5 @@
 import type { BindProto } from '../domain/tunnels/binds.js';
-import type { ConnectionPolicy } from '../domain/tunnels/connection-policy.js';
+import { NO_POLICY, type ConnectionPolicy } from '../domain/tunnels/connection-policy.js';
 
 /** What the public side needs to reach one tunnel: its agent connection and how to proxy to it. */
 export interface LiveTunnel {
@@ -26,6 +26,11 @@ export class EndpointPool {
     readonly endpointId: string,
     readonly poolingEnabled: boolean,
   ) {}
+
+  /** What decides who may connect: the bind that opened the pool (the oldest tunnel in it). */
+  get policy(): ConnectionPolicy {
+    return this.tunnels[0]?.policy ?? NO_POLICY;
+  }
 
   /** Round-robin over the pool's tunnels; undefined when it is empty. */
   pick(): LiveTunnel | undefined {

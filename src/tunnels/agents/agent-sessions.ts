@@ -46,6 +46,8 @@ export interface AgentSessionSettings {
   readonly heartbeatIntervalMs: number;
   readonly heartbeatToleranceMs: number;
   readonly authTimeoutMs: number;
+  /** Counts each bind by result (`ok` or the refusal's code). */
+  readonly observeBind?: (result: string) => void;
 }
 
 /** A tunnel as this instance holds it: the routing entry plus what is needed to undo it. */
@@ -165,10 +167,12 @@ export class AgentSessions {
     try {
       const response = await this.tryBind(live, req);
       this.logger.info({ event: 'bind', session_id: live.id, tunnel_id: response.id, proto: req.proto, url: response.url, result: 'ok' }, 'tunnel bound');
+      this.settings.observeBind?.('ok');
       return response;
     } catch (error) {
       if (error instanceof AgentRefusal) {
         this.logger.info({ event: 'bind', session_id: live.id, proto: req.proto, result: error.errorCode }, 'bind refused');
+        this.settings.observeBind?.(error.errorCode);
       }
       throw error;
     }
@@ -249,8 +253,16 @@ export class AgentSessions {
   }
 
   private async startLabeled(live: LiveSession, req: StartTunnelWithLabelRequest): Promise<{ id: string }> {
-    this.checkEndpointCount(live);
-    this.ingress.checkLabels(req.labels, live.credential);
+    try {
+      this.checkEndpointCount(live);
+      this.ingress.checkLabels(req.labels, live.credential);
+    } catch (error) {
+      if (error instanceof AgentRefusal) {
+        this.logger.info({ event: 'bind', session_id: live.id, proto: 'labeled', result: error.errorCode }, 'bind refused');
+        this.settings.observeBind?.(error.errorCode);
+      }
+      throw error;
+    }
     const id = newId('tn').id;
     const tunnel: HeldTunnel = { id, sessionId: live.id, accountId: live.record.accountId, proto: '', url: null, labels: { ...req.labels }, proxyProto: 0, policy: NO_POLICY, target: undefined };
     await this.repository.insertTunnel({
@@ -269,6 +281,7 @@ export class AgentSessions {
     live.tunnels.set(id, tunnel);
     this.registry.addLabeled(tunnel);
     this.logger.info({ event: 'bind', session_id: live.id, tunnel_id: id, proto: 'labeled', result: 'ok' }, 'labeled tunnel started');
+    this.settings.observeBind?.('ok');
     return { id };
   }
 

@@ -5,8 +5,8 @@ import type { Logger } from '../../observability/logger.js';
 import { formatAddress } from './proxy-proto.js';
 
 export type PublicProto = 'tcp' | 'tls' | 'http' | 'https';
-/** allowed: carried to an agent (policy comes later); unrouted: no endpoint, edge or live tunnel took it. */
-export type Verdict = 'allowed' | 'unrouted';
+/** allowed: carried to an agent; denied: closed by a policy; unrouted: no endpoint, edge or live tunnel took it. */
+export type Verdict = 'allowed' | 'denied' | 'unrouted';
 
 /** Where the counts of the data plane go (the Metrics class, or nothing in unit tests). */
 export interface ConnectionMetrics {
@@ -25,6 +25,12 @@ export class PublicConnection {
   outcome: string | undefined;
   /** HTTP requests served on it. */
   requests = 0;
+  /** What closed it when a policy did: the IP restriction or the traffic policy, its rule and action. */
+  deniedBy: { by: string; action: string; rule: number; name: string | null } | undefined;
+  /** The metadata of the policy's `log` actions, interpolated. */
+  readonly policyLogs: unknown[] = [];
+  /** Run-time errors of the policy's expressions (each counted as false). */
+  readonly policyErrors: string[] = [];
   private ended = false;
 
   constructor(
@@ -70,6 +76,9 @@ export class ConnectionSink {
         tunnel_id: conn.tunnelId ?? null,
         client_addr: conn.clientAddr,
         verdict: conn.verdict,
+        ...(conn.deniedBy ? { denied_by: conn.deniedBy } : {}),
+        ...(conn.policyLogs.length > 0 ? { policy_log: conn.policyLogs } : {}),
+        ...(conn.policyErrors.length > 0 ? { policy_errors: conn.policyErrors } : {}),
         ...(conn.outcome ? { outcome: conn.outcome } : {}),
         ...(conn.proto === 'http' || conn.proto === 'https' ? { requests: conn.requests } : {}),
         bytes_in: bytesIn,

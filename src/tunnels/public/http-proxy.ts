@@ -10,6 +10,7 @@ import type { PublicConnection } from './connections.js';
 import { KINDS, endsOf, type ProxyOpener } from './opener.js';
 import { plainIp } from './proxy-proto.js';
 import { splice } from './splice.js';
+import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect']);
@@ -22,6 +23,7 @@ export interface HttpProxyOptions {
   /** The pool serving a host (lower-case, no port) for this scheme. */
   readonly route: (host: string) => EndpointPool | undefined;
   readonly opener: ProxyOpener;
+  readonly gate: PolicyGate;
   /** The record of a socket the server was not given by `adopt` (the HTTP port's own sockets). */
   readonly record: (socket: Socket) => PublicConnection;
 }
@@ -29,6 +31,8 @@ export interface HttpProxyOptions {
 interface ConnState {
   readonly conn: PublicConnection;
   readonly agents: Map<string, StreamAgent>;
+  /** Endpoints (by URL) whose policy admitted this connection: each is evaluated once per connection. */
+  readonly admitted: Set<string>;
 }
 
 export class HttpProxy {
@@ -44,8 +48,8 @@ export class HttpProxy {
   }
 
   /** Serves a connection whose record is already made (a TLS connection terminated by the TLS port). */
-  adopt(socket: Duplex, conn: PublicConnection): void {
-    const state: ConnState = { conn, agents: new Map() };
+  adopt(socket: Duplex, conn: PublicConnection, admittedUrl?: string): void {
+    const state: ConnState = { conn, agents: new Map(), admitted: new Set(admittedUrl === undefined ? [] : [admittedUrl]) };
     this.states.set(socket, state);
     socket.once('close', () => {
       for (const agent of state.agents.values()) agent.destroy();
@@ -66,6 +70,10 @@ export class HttpProxy {
       return;
     }
     state.conn.endpointId = pool.endpointId;
+    if (!this.admit(state, pool)) {
+      req.socket.destroy();
+      return;
+    }
     const upstream = http.request({
       agent: this.agentFor(state, pool),
       method: req.method,
@@ -104,6 +112,10 @@ export class HttpProxy {
       return;
     }
     state.conn.endpointId = pool.endpointId;
+    if (!this.admit(state, pool)) {
+      socket.destroy();
+      return;
+    }
     const { client, server } = endsOf(state.conn.socket);
     const opened = this.options.opener.open(pool, KINDS[this.options.scheme], client, server);
     if (!opened) {
@@ -118,6 +130,17 @@ export class HttpProxy {
     opened.stream.write(Buffer.from(text + '\r\n', 'latin1'));
     if (head.length > 0) opened.stream.write(head);
     splice(socket, opened.stream, () => {});
+  }
+
+  /**
+   * The endpoint's policy, once per connection: on the HTTP port the endpoint is known only from
+   * the first request's Host, so that is when it runs (HTTPS connections ran it at the TLS port).
+   */
+  private admit(state: ConnState, pool: EndpointPool): boolean {
+    if (state.admitted.has(pool.url)) return true;
+    if (!this.options.gate.admit(state.conn, pool.policy, endpointOfPool(pool))) return false;
+    state.admitted.add(pool.url);
+    return true;
   }
 
   /** The keep-alive agent of one public connection towards one endpoint's pool. */

@@ -12,6 +12,7 @@ import { EdgeCertificates } from './edge-certificates.js';
 import { HttpProxy } from './http-proxy.js';
 import { KINDS, ProxyOpener, endsOf } from './opener.js';
 import { splice } from './splice.js';
+import { PolicyGate, endpointOfPool, type PolicyMetrics } from './policy-gate.js';
 import { TcpEndpoints } from './tcp-endpoints.js';
 import { TlsPort, type EdgeRoute } from './tls-port.js';
 
@@ -36,15 +37,16 @@ export interface PublicTrafficOptions {
   /** The edge certificate (EDGE_TLS_CERT/KEY or issued from the CA); needed with a TLS port. */
   readonly edgeTls: Pick<TlsMaterial, 'cert' | 'key' | 'ca'> | undefined;
   /** TLS edges by their hostport host; none until edges get backends. */
-  readonly resolveEdge?: (sni: string) => EdgeRoute | undefined;
+  readonly resolveEdge?: (sni: string) => Promise<EdgeRoute | undefined>;
   readonly logger: Logger;
-  readonly metrics?: ConnectionMetrics;
+  readonly metrics?: ConnectionMetrics & PolicyMetrics;
 }
 
 /** Builds the public listeners and installs the TCP port hooks into the registry. */
 export function createPublicTraffic(options: PublicTrafficOptions): PublicListener[] {
   const { registry, edge } = options;
   const sink = new ConnectionSink(options.logger, options.metrics);
+  const gate = new PolicyGate(edge.region, options.metrics);
   const opener = new ProxyOpener(options.connectionOf);
   const sockets = new Set<net.Socket>();
   const track = (socket: net.Socket) => {
@@ -58,6 +60,10 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
     const conn = sink.open('tcp', socket);
     const pool = registry.pool(publicUrl('tcp', edge.publicHost, port));
     if (pool) conn.endpointId = pool.endpointId;
+    if (pool && !gate.admit(conn, pool.policy, endpointOfPool(pool))) {
+      socket.destroy();
+      return;
+    }
     const { client, server } = endsOf(socket);
     const opened = pool ? opener.open(pool, KINDS.tcp, client, server) : undefined;
     if (!opened) {
@@ -86,6 +92,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       scheme: 'http',
       route: (host) => registry.pool(publicUrl('http', host, edge.httpPort)),
       opener,
+      gate,
       record: (socket) => sink.open('http', socket),
     });
     proxy.server.on('connection', track);
@@ -98,12 +105,14 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       scheme: 'https',
       route: (host) => registry.pool(publicUrl('https', host, edge.tlsPort)),
       opener,
+      gate,
       record: (socket) => sink.open('https', socket),
     });
     const port = new TlsPort({
       route: (proto, host) => registry.pool(publicUrl(proto, host, edge.tlsPort)),
-      resolveEdge: options.resolveEdge ?? (() => undefined),
+      resolveEdge: options.resolveEdge ?? (async () => undefined),
       opener,
+      gate,
       sink,
       certificates: new EdgeCertificates(options.edgeTls),
       https,

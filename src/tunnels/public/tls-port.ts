@@ -10,21 +10,27 @@ import type { EdgeCertificates } from './edge-certificates.js';
 import type { HttpProxy } from './http-proxy.js';
 import { KINDS, endsOf, type ProxyOpener, type TunnelChoice } from './opener.js';
 import { splice } from './splice.js';
+import type { PolicyEndpoint } from '../../domain/policy/index.js';
+import type { ConnectionPolicy } from '../../domain/tunnels/connection-policy.js';
+import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
-/** Where a TLS edge's hostport sends its connections (TLS passed through). */
+/** Where a TLS edge's hostport sends its connections (TLS passed through), and its policy. */
 export interface EdgeRoute {
   readonly edgeId: string;
   readonly backend: TunnelChoice;
+  readonly policy: ConnectionPolicy;
+  readonly endpoint: PolicyEndpoint;
 }
 
 export interface TlsPortOptions {
   /** The pool of a `tls://` or `https://` endpoint named by an SNI host. */
   readonly route: (proto: 'tls' | 'https', host: string) => EndpointPool | undefined;
   /** The TLS edge whose hostport host is `sni`; the extension point for edges with backends. */
-  readonly resolveEdge: (sni: string) => EdgeRoute | undefined;
+  readonly resolveEdge: (sni: string) => Promise<EdgeRoute | undefined>;
   readonly opener: ProxyOpener;
+  readonly gate: PolicyGate;
   readonly sink: ConnectionSink;
   readonly certificates: EdgeCertificates;
   readonly https: HttpProxy;
@@ -51,18 +57,29 @@ export class TlsPort {
     const passthrough = sni === undefined ? undefined : this.options.route('tls', sni);
     if (passthrough) {
       conn.endpointId = passthrough.endpointId;
+      if (!this.options.gate.admit(conn, passthrough.policy, endpointOfPool(passthrough))) return void socket.destroy();
       this.passthrough(socket, hello.buffered, conn, passthrough);
       return;
     }
     const terminated = sni === undefined ? undefined : this.options.route('https', sni);
     if (terminated) {
       conn.proto = 'https';
-      await this.terminate(socket, hello.buffered, conn, sni!);
+      conn.endpointId = terminated.endpointId;
+      // Per connection, before any request is read (TUNNELS.md §5).
+      if (!this.options.gate.admit(conn, terminated.policy, endpointOfPool(terminated))) return void socket.destroy();
+      await this.terminate(socket, hello.buffered, conn, sni!, terminated.url);
       return;
     }
-    const edge = sni === undefined ? undefined : this.options.resolveEdge(sni);
+    let edge: EdgeRoute | undefined;
+    try {
+      edge = sni === undefined ? undefined : await this.options.resolveEdge(sni);
+    } catch {
+      conn.outcome = 'edge_lookup_failed';
+      return void socket.destroy();
+    }
     if (edge) {
       conn.edgeId = edge.edgeId;
+      if (!this.options.gate.admit(conn, edge.policy, edge.endpoint)) return void socket.destroy();
       this.passthrough(socket, hello.buffered, conn, edge.backend);
       return;
     }
@@ -85,7 +102,7 @@ export class TlsPort {
     splice(socket, opened.stream, () => {});
   }
 
-  private async terminate(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string): Promise<void> {
+  private async terminate(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, admittedUrl: string): Promise<void> {
     let secureContext: tls.SecureContext;
     try {
       secureContext = await this.options.certificates.contextFor(sni);
@@ -105,7 +122,7 @@ export class TlsPort {
       socket.destroy();
     });
     secure.on('error', () => secure.destroy());
-    this.options.https.adopt(secure, conn);
+    this.options.https.adopt(secure, conn, admittedUrl);
     this.options.https.server.emit('connection', secure);
   }
 }

@@ -1,3 +1,4 @@
+import { PolicyGate } from '../../../src/tunnels/public/policy-gate.js';
 import { NO_POLICY } from '../../../src/domain/tunnels/connection-policy.js';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -85,6 +86,7 @@ function describe404and502(): void {
       route: (host) => (host === 'busy.example' ? pool : undefined),
       opener: new ProxyOpener(() => undefined),
       record: (socket) => sink.open('http', socket),
+      gate: new PolicyGate('local', undefined),
     });
     await new Promise<void>((resolve) => proxy.server.listen(0, '127.0.0.1', resolve));
     port = (proxy.server.address() as net.AddressInfo).port;
