@@ -134,7 +134,7 @@ for (const scheme of ['http', 'https'] as const) {
       assert.equal(listener.url(), `${scheme}://${host}:${scheme === 'http' ? server.httpPort : server.tlsPort}`);
     });
 
-    test('GET reaches the local server with X-Forwarded-For, -Proto and -Host', async () => {
+    test('GET reaches the local server with X-Forwarded-For, -Proto and -Host', { timeout: 30_000 }, async () => {
       const answer = await request(scheme, host, '/echo-headers', { headers: { 'x-forwarded-for': '203.0.113.9' } });
       assert.equal(answer.status, 200);
       const seen = JSON.parse(answer.body.toString()) as { headers: Record<string, string> };
@@ -144,7 +144,7 @@ for (const scheme of ['http', 'https'] as const) {
       assert.equal(seen.headers.host, `${host}:${scheme === 'http' ? server.httpPort : server.tlsPort}`);
     });
 
-    test('a 5 MB body streams up (POST) and down (GET)', async () => {
+    test('a 5 MB body streams up (POST) and down (GET)', { timeout: 30_000 }, async () => {
       const body = randomBytes(FIVE_MB);
       const posted = await request(scheme, host, '/digest', { method: 'POST', body });
       assert.equal(posted.status, 200);
@@ -155,7 +155,7 @@ for (const scheme of ['http', 'https'] as const) {
       assert.ok(downloaded.body.every((byte) => byte === 7));
     });
 
-    test('keep-alive: one public connection serves several requests over one upstream connection', async () => {
+    test('keep-alive: one public connection serves several requests over one upstream connection', { timeout: 30_000 }, async () => {
       const agent = scheme === 'http' ? new http.Agent({ keepAlive: true, maxSockets: 1 }) : new https.Agent({ keepAlive: true, maxSockets: 1 });
       try {
         const before = localConnections;
@@ -170,7 +170,7 @@ for (const scheme of ['http', 'https'] as const) {
       }
     });
 
-    test('a WebSocket upgrade is passed through', async () => {
+    test('a WebSocket upgrade is passed through', { timeout: 30_000 }, async () => {
       const port = scheme === 'http' ? server.httpPort : server.tlsPort;
       const socket: net.Socket =
         scheme === 'http'
@@ -202,14 +202,14 @@ for (const scheme of ['http', 'https'] as const) {
       socket.destroy();
     });
 
-    test('an unknown host gets 404 naming ERR_NGROK_3200', async () => {
+    test('an unknown host gets 404 naming ERR_NGROK_3200', { timeout: 30_000 }, async () => {
       const answer = await request(scheme, scheme === 'http' ? 'nobody.burrow.localhost' : host, '/', scheme === 'http' ? {} : { headers: { host: 'nobody.burrow.localhost' } });
       assert.equal(answer.status, 404);
       assert.match(answer.body.toString(), /The endpoint nobody\.burrow\.localhost is offline\./);
       assert.match(answer.body.toString(), /ERR_NGROK_3200/);
     });
 
-    test('502 when the local server is down', async () => {
+    test('502 when the local server is down', { timeout: 30_000 }, async () => {
       const downHost = `down-${scheme}.burrow.localhost`;
       const listener = await bind(scheme, downHost, `http://127.0.0.1:${await freePort()}`);
       try {
@@ -222,7 +222,7 @@ for (const scheme of ['http', 'https'] as const) {
   });
 }
 
-test('an https endpoint outside *.EDGE_DOMAIN is served with a certificate issued for its name', async () => {
+test('an https endpoint outside *.EDGE_DOMAIN is served with a certificate issued for its name', { timeout: 30_000 }, async () => {
   const listener = await bind('https', 'app.example.com');
   try {
     const answer = await request('https', 'app.example.com', '/');
@@ -233,7 +233,7 @@ test('an https endpoint outside *.EDGE_DOMAIN is served with a certificate issue
   }
 });
 
-test('pooling: two sessions binding one hostname both receive connections', async () => {
+test('pooling: two sessions binding one hostname both receive connections', { timeout: 30_000 }, async () => {
   const named = (name: string) =>
     new Promise<http.Server>((resolve) => {
       const s = http.createServer((_req, res) => res.end(name));
@@ -256,7 +256,7 @@ test('pooling: two sessions binding one hostname both receive connections', asyn
   }
 });
 
-test('one log line per public connection, with its requests and bytes', async () => {
+test('one log line per public connection, with its requests and bytes', { timeout: 30_000 }, async () => {
   await new Promise((resolve) => setTimeout(resolve, 200));
   const lines = server.logs().filter((entry) => entry.event === 'public_connection' && entry.verdict === 'allowed');
   for (const proto of ['http', 'https']) {

@@ -43,7 +43,7 @@ function handshake(servername: string | undefined, ca: string): Promise<tls.TLSS
   });
 }
 
-test('a tls endpoint gets the connection untouched: the client handshakes with the agent side’s certificate', async () => {
+test('a tls endpoint gets the connection untouched: the client handshakes with the agent side’s certificate', { timeout: 30_000 }, async () => {
   const listener = await session.tlsEndpoint().domain('secure.burrow.localhost').listenAndForward(`tls://127.0.0.1:${(local.address() as net.AddressInfo).port}`);
   assert.equal(listener.url(), `tls://secure.burrow.localhost:${server.tlsPort}`);
   const socket = await handshake('secure.burrow.localhost', localCa);
@@ -58,7 +58,7 @@ test('a tls endpoint gets the connection untouched: the client handshakes with t
   await listener.close();
 });
 
-test('an unknown name, or none, gets the unrecognized_name alert', async () => {
+test('an unknown name, or none, gets the unrecognized_name alert', { timeout: 30_000 }, async () => {
   await assert.rejects(handshake('nobody.burrow.localhost', localCa), /unrecognized name/i);
   await assert.rejects(handshake(undefined, localCa), /unrecognized name/i);
   let line: Record<string, unknown> | undefined;
@@ -69,7 +69,7 @@ test('an unknown name, or none, gets the unrecognized_name alert', async () => {
   assert.equal(line?.verdict, 'unrouted');
 });
 
-test('bytes that are not TLS are closed on', async () => {
+test('bytes that are not TLS are closed on', { timeout: 30_000 }, async () => {
   const socket = net.connect(server.tlsPort, '127.0.0.1');
   socket.on('error', () => {});
   socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
