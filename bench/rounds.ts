@@ -121,9 +121,14 @@ function describeRun(r: Run, unit: string): string {
   const bad = r.non2xx + r.errors + r.timeouts;
   const cpu = Number.isFinite(r.cpuUsPerRequest) ? `  cpu ${r.cpuUsPerRequest.toFixed(0).padStart(4)} µs/${unit.split('/')[0]}` : '';
   return (
-    `${Math.round(r.reqPerSec).toLocaleString('en-US').padStart(7)} ${unit}  p50 ${r.p50.toFixed(2).padStart(6)} ms  ` +
-    `p99 ${r.p99.toFixed(2).padStart(7)} ms${cpu}${bad > 0 ? `  !! ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts` : ''}`
+    `${Math.round(r.reqPerSec).toLocaleString('en-US').padStart(7)} ${unit}  p50 ${ms(r.p50).padStart(6)} ms  ` +
+    `p99 ${ms(r.p99).padStart(7)} ms${cpu}${bad > 0 ? `  !! ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts` : ''}`
   );
+}
+
+/** A latency, or "—" when the run answered nothing to measure (every request failed). */
+function ms(value: number | null | undefined): string {
+  return typeof value === 'number' && Number.isFinite(value) ? value.toFixed(2) : '—';
 }
 
 function sum(values: number[]): number {

@@ -8,9 +8,7 @@ import { api, cleanupProcesses, generateApiKey, startServer, tempDatabaseUrl, ty
  * Agents with several instances on one PostgreSQL database (TUNNELS.md §7, issue 11): a
  * data-plane instance beside an API-only one, and two data-plane instances racing for a name.
  * Runs when TEST_DATABASE_URL names a PostgreSQL database (a schema of its own, dropped after).
- *
- * TODO(REST routes): sessions and tunnels listed by both instances (GET /tunnel_sessions,
- * GET /tunnels through the API-only instance shows the data-plane instance's objects).
+
  */
 const postgres = process.env.TEST_DATABASE_URL;
 
@@ -50,6 +48,28 @@ describe('agents on several instances sharing PostgreSQL', { skip: postgres ? fa
   it('the API-only instance serves no agents', () => {
     const listening = apiOnly.logs().find((line) => line.msg === 'burrow is listening');
     assert.deepEqual(listening?.listeners, [apiOnly.baseUrl]);
+  });
+
+  it('sessions, tunnels and endpoints are listed by both instances, and leave both lists with their session', async () => {
+    const cred = await makeCredential(apiOnly, []);
+    const session = await connect(plane, cred.token);
+    const listener = await session.httpEndpoint().domain('pg-listed.example.com').listen(false);
+    const start = await waitFor('session_start', () => events(plane, 'session_start').find((e) => e.credential_id === cred.id));
+    for (const server of [plane, apiOnly]) {
+      const sessionIds = ((await api(server, 'GET', '/tunnel_sessions')).body.tunnel_sessions as { id: string }[]).map((s) => s.id);
+      assert.ok(sessionIds.includes(String(start.session_id)), `${server.baseUrl} lists the session`);
+      const tunnels = (await api(server, 'GET', '/tunnels')).body.tunnels as { id: string; public_url?: string }[];
+      assert.equal(tunnels.find((tunnel) => tunnel.id === listener.id())?.public_url, listener.url());
+      const endpoints = (await api(server, 'GET', '/endpoints')).body.endpoints as { url: string }[];
+      assert.ok(endpoints.some((endpoint) => endpoint.url === listener.url()));
+    }
+    await session.close();
+    // The SDK's close() sends no GOAWAY and leaves TLS open: deleting the credential ends it now.
+    assert.equal((await api(apiOnly, 'DELETE', `/credentials/${cred.id}`)).status, 204);
+    await waitFor('the session to leave the API-only instance’s list', async () => {
+      const listed = ((await api(apiOnly, 'GET', '/tunnel_sessions')).body.tunnel_sessions as { id: string }[]).map((s) => s.id);
+      return !listed.includes(String(start.session_id));
+    }, 3_000);
   });
 
   it('a credential deleted through the API-only instance closes its session on the data-plane instance within 1 s', async () => {
