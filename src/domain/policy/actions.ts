@@ -6,7 +6,7 @@
 import type { MapNode, TreeNode } from './parse.js';
 import type { RawAction, RawRule } from './structure.js';
 import { actionLabel, field, isNull, rejectUnknownKeys, scalarOrKind } from './structure.js';
-import { CODES, fail, kindOf, quoted } from './problem.js';
+import { CODES, fail, kindOf, quoted, subjectNoun } from './problem.js';
 import { explainInvalidCidr, parseCidr } from './cidr.js';
 import { checkInterpolations, describeCelType, interpolationType, isWholeInterpolation } from './expressions.js';
 import type { PolicyValue, ValidatedAction } from './types.js';
@@ -77,14 +77,14 @@ function checkType(where: string, type: string): void {
   if (OTHER_KNOWN_ACTIONS.has(type)) {
     fail(
       CODES.actionNotAllowed,
-      `${where}: action type ${quoted(type)} is not allowed in the on_tcp_connect phase of a TLS edge; use deny, log or restrict-ips instead.`,
+      `${where}: action type ${quoted(type)} is not allowed in the on_tcp_connect phase of ${subjectNoun()}; use deny, log or restrict-ips instead.`,
     );
   }
   const near = [...TCP_ACTIONS, ...OTHER_KNOWN_ACTIONS].find((known) => known === type.trim().toLowerCase());
   const hint = near ? ` Action types are lower case without spaces: did you mean ${quoted(near)}?` : '';
   fail(
     CODES.unknownAction,
-    `${where}: action type ${quoted(type)} is unknown; a TLS edge supports ${ALLOWED_TEXT}.${hint}`,
+    `${where}: action type ${quoted(type)} is unknown; ${subjectNoun()} supports ${ALLOWED_TEXT}.${hint}`,
   );
 }
 

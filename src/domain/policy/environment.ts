@@ -5,7 +5,7 @@
 import { Environment } from '@marcbachmann/cel-js';
 import { inCidrRange, inCidrRanges } from './cidr.js';
 import { CEL_LIMITS, MAX_EXPRESSION_BYTES } from './limits.js';
-import { quoted, utf8Bytes } from './problem.js';
+import { quoted, subjectNoun, utf8Bytes } from './problem.js';
 import { INVALID_REGEX_CODE, registerRe2Matches } from './regex.js';
 
 // cel-js names a timestamp field by its protobuf name; a bare 'timestamp' here would be an unknown message type.
@@ -166,7 +166,7 @@ function explain(code: string | undefined, summary: string): string {
   if (code === 'unknown_variable') {
     const name = /Unknown variable: (\S+)/.exec(summary)?.[1] ?? '';
     const hint = HTTP_ONLY_VARIABLES.has(name)
-      ? ` ${quoted(name)} exists only in HTTP phases, which a TLS edge does not have.`
+      ? ` ${quoted(name)} exists only in HTTP phases, which ${subjectNoun()} does not have.`
       : ' The on_tcp_connect phase has the variables conn, endpoint, time and actions.';
     return `it uses the unknown variable ${quoted(name)}.${hint}`;
   }

@@ -8,6 +8,7 @@ export type {
   DenyAction,
   LogAction,
   PolicyError,
+  PolicySubject,
   PolicyValidation,
   PolicyValue,
   RestrictIpsAction,

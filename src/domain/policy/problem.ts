@@ -34,6 +34,24 @@ export class PolicyProblem extends Error {
   }
 }
 
+/** What messages call the policy's owner; set around one (synchronous) validation by withSubject. */
+const SUBJECTS = { edge: 'a TLS edge', endpoint: 'a burrow endpoint' } as const;
+let subject: keyof typeof SUBJECTS = 'edge';
+
+export function subjectNoun(): string {
+  return SUBJECTS[subject];
+}
+
+export function withSubject<T>(value: keyof typeof SUBJECTS | undefined, work: () => T): T {
+  const outer = subject;
+  subject = value ?? 'edge';
+  try {
+    return work();
+  } finally {
+    subject = outer;
+  }
+}
+
 export function fail(code: PolicyErrorCode, message: string): never {
   throw new PolicyProblem(code, message);
 }

@@ -4,7 +4,7 @@
  * Rules and actions are numbered from 1 in every message.
  */
 import type { MapNode, TreeNode } from './parse.js';
-import { CODES, fail, kindOf, quoted, utf8Bytes } from './problem.js';
+import { CODES, fail, kindOf, quoted, subjectNoun, utf8Bytes } from './problem.js';
 import { MAX_RULE_NAME_BYTES } from './limits.js';
 
 export interface RawExpression {
@@ -71,12 +71,12 @@ export function readRules(root: TreeNode | null): RawRule[] {
     } else if (HTTP_PHASES.has(entry.key)) {
       fail(
         CODES.phaseNotAllowed,
-        `The phase ${entry.key} (line ${entry.line}) is not available on a TLS edge; a TLS edge has only the ${TCP_PHASE} phase.`,
+        `The phase ${entry.key} (line ${entry.line}) is not available on ${subjectNoun()}; ${subjectNoun()} has only the ${TCP_PHASE} phase.`,
       );
     } else {
       fail(
         CODES.malformed,
-        `The top-level key ${quoted(entry.key)} (line ${entry.line}) is not a phase; the policy of a TLS edge has only ${TCP_PHASE} (or its legacy name ${LEGACY_TCP_PHASE}).`,
+        `The top-level key ${quoted(entry.key)} (line ${entry.line}) is not a phase; the policy of ${subjectNoun()} has only ${TCP_PHASE} (or its legacy name ${LEGACY_TCP_PHASE}).`,
       );
     }
   }

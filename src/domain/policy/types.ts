@@ -58,4 +58,11 @@ export type PolicyValidation = { ok: true; policy: ValidatedPolicy } | { ok: fal
 export interface ValidatePolicyOptions {
   /** Most rules a policy may hold (MAX_POLICY_RULES); default 25. */
   maxRules?: number;
+  /**
+   * Whose policy it is, for the wording of messages: a TLS edge's module (default) or the policy
+   * an agent sends with a bind (whose HTTP phases are refused too, but not "on a TLS edge").
+   */
+  subject?: PolicySubject;
 }
+
+export type PolicySubject = 'edge' | 'endpoint';

@@ -12,7 +12,7 @@
  */
 import { POLICY_MAX_BYTES, DEFAULT_MAX_RULES } from './limits.js';
 import { parseTree } from './parse.js';
-import { CODES, PolicyProblem, fail, utf8Bytes } from './problem.js';
+import { CODES, PolicyProblem, fail, utf8Bytes, withSubject } from './problem.js';
 import { readRules, ruleLabel, TCP_PHASE } from './structure.js';
 import { validateActions } from './actions.js';
 import { checkRuleExpression } from './expressions.js';
@@ -32,7 +32,7 @@ export function compiledDuring(policy: ValidatedPolicy): ReadonlyMap<string, Com
 
 export function validatePolicy(source: string, options?: ValidatePolicyOptions): PolicyValidation {
   try {
-    const { result: rules, compiled } = collectCompiled(() => validate(source, maxRulesOf(options)));
+    const { result: rules, compiled } = collectCompiled(() => withSubject(options?.subject, () => validate(source, maxRulesOf(options))));
     const policy: ValidatedPolicy = { rules };
     compiledByPolicy.set(policy, compiled);
     return { ok: true, policy };

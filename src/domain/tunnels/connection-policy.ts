@@ -1,4 +1,4 @@
-import { compilePolicy, evaluate, type PolicyConnection, type PolicyProgram, type Verdict } from '../policy/index.js';
+import { compilePolicy, evaluate, type PolicyConnection, type PolicyProgram, type PolicySubject, type Verdict } from '../policy/index.js';
 import { AgentRefusal } from './agent-errors.js';
 
 /**
@@ -20,12 +20,18 @@ export interface IpRestrictionOption {
 
 /**
  * Compiles a bind's IPRestriction and TrafficPolicy, refusing the bind with the policy error's
- * code and message when either is invalid (the same validation as the REST API's).
+ * code and message when either is invalid (the same validation as the REST API's; messages name
+ * `subject`, an endpoint unless a TLS edge's module is compiled).
  */
-export function compileBindPolicy(trafficPolicy: string | undefined, ipRestriction: IpRestrictionOption | null | undefined, maxRules: number): ConnectionPolicy {
+export function compileBindPolicy(
+  trafficPolicy: string | undefined,
+  ipRestriction: IpRestrictionOption | null | undefined,
+  maxRules: number,
+  subject: PolicySubject = 'endpoint',
+): ConnectionPolicy {
   return {
     ipRestriction: ipRestriction && (ipRestriction.allowCidrs.length > 0 || ipRestriction.denyCidrs.length > 0) ? compileIpRestriction(ipRestriction) : undefined,
-    policy: trafficPolicy === undefined || trafficPolicy === '' ? undefined : compileOrRefuse(trafficPolicy, maxRules),
+    policy: trafficPolicy === undefined || trafficPolicy === '' ? undefined : compileOrRefuse(trafficPolicy, maxRules, subject),
   };
 }
 
@@ -34,11 +40,11 @@ function compileIpRestriction(option: IpRestrictionOption): PolicyProgram {
   if (option.allowCidrs.length > 0) config.allow = [...option.allowCidrs];
   if (option.denyCidrs.length > 0) config.deny = [...option.denyCidrs];
   const document = JSON.stringify({ on_tcp_connect: [{ name: 'IPRestriction', actions: [{ type: 'restrict-ips', config }] }] });
-  return compileOrRefuse(document, 1);
+  return compileOrRefuse(document, 1, 'endpoint');
 }
 
-function compileOrRefuse(document: string, maxRules: number): PolicyProgram {
-  const compiled = compilePolicy(document, { maxRules });
+function compileOrRefuse(document: string, maxRules: number, subject: PolicySubject): PolicyProgram {
+  const compiled = compilePolicy(document, { maxRules, subject });
   if (compiled.ok) return compiled.program;
   throw new AgentRefusal(Number(compiled.error.code.replace('ERR_NGROK_', '')), compiled.error.message);
 }

@@ -71,7 +71,7 @@ export class EdgeDirectory {
     let policy = this.programs.get(document);
     if (policy) return policy;
     try {
-      policy = compileBindPolicy(document, null, Math.max(this.maxPolicyRules, 1000));
+      policy = compileBindPolicy(document, null, Math.max(this.maxPolicyRules, 1000), 'edge');
     } catch (error) {
       this.logger.error({ err: error }, 'a stored edge traffic policy does not compile: its connections are denied');
       policy = DENY_ALL;

@@ -46,3 +46,30 @@ test('an invalid agent policy refuses the bind with the API code', () => {
   assert.equal(refused('{"on_tcp_connect": [{"expressions": ["1 +"], "actions": [{"type": "deny"}]}]}'), 2200);
   assert.throws(() => compileBindPolicy(undefined, { allowCidrs: ['not-a-cidr'], denyCidrs: [] }, 25), AgentRefusal);
 });
+
+test('an agent policy’s refusal speaks of an endpoint, a stored edge policy of a TLS edge', () => {
+  const message = (document: string, subject?: 'edge' | 'endpoint') => {
+    try {
+      compileBindPolicy(document, null, 25, subject);
+    } catch (error) {
+      return (error as AgentRefusal).message;
+    }
+    assert.fail('expected a refusal');
+  };
+  const documents = [
+    'on_http_request: [{actions: [{type: deny}]}]',
+    'outbound: []\n',
+    'on_tcp_connect: [{actions: [{type: rate-limit, config: {}}]}]',
+    'on_tcp_connect: [{actions: [{type: block}]}]',
+    'on_tcp_connect: [{expressions: ["req.url == \'/\'"], actions: [{type: deny}]}]',
+    'on_tcp_connect: []\nphase2: []',
+  ];
+  for (const document of documents) {
+    const forEndpoint = message(document);
+    assert.match(forEndpoint, /a burrow endpoint/, document);
+    assert.doesNotMatch(forEndpoint, /TLS edge/, document);
+    assert.match(message(document, 'edge'), /a TLS edge/, document);
+  }
+  // The wording does not leak from one validation into the next.
+  assert.match(message(documents[0]!, 'edge'), /a TLS edge/);
+});
