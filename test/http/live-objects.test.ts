@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { buildApp } from '../../src/app/build.js';
@@ -64,7 +65,8 @@ async function addSession(overrides: Partial<TunnelSession> = {}): Promise<Tunne
 }
 
 async function addEndpoint(session: TunnelSession, overrides: Partial<Endpoint> = {}): Promise<Endpoint> {
-  const host = `${newId('ep').id.slice(3).toLowerCase()}.tunnels.example.com`;
+  // Lower-cased KSUIDs made in one second can collide (they count up in base62): use a UUID.
+  const host = `${randomUUID()}.tunnels.example.com`;
   const endpoint: Endpoint = {
     id: newId('ep').id,
     accountId: session.accountId,
