@@ -103,7 +103,7 @@ export class AgentSessions {
 
   /** Takes a TLS connection from the agent listener. */
   accept(socket: Socket): void {
-    const mux = new MuxadoSession(socket, { side: 'server' });
+    const mux = new MuxadoSession(socket, { side: 'server', nudgeAcks: true });
     const ip = socket.remoteAddress ?? '';
     let live: LiveSession | undefined;
     const connection = new AgentConnection(mux, {

@@ -38,6 +38,12 @@ export interface MuxadoOptions {
   ignoreUnknownFrameTypes?: boolean;
   /** After close(), how long queued frames (e.g. a GOAWAY) may take to flush before the transport is destroyed. Default 2000 ms. */
   closeFlushTimeoutMs?: number;
+  /**
+   * When input makes us write nothing, write a 1-byte WNDINC so the kernel's ACK leaves at once
+   * instead of after the delayed-ACK timer: a peer with Nagle on (ngrok-rust never sets
+   * TCP_NODELAY) holds its next small write until that ACK. Default false. See README.md.
+   */
+  nudgeAcks?: boolean;
 }
 
 /** Payloads up to this size are copied next to their header (one write); bigger ones are written after it (corked, one writev). */
@@ -46,6 +52,8 @@ const COALESCE_PAYLOAD = 512;
 const MAX_SKIPPED_IDS = 1024;
 /** Queued-but-unsent bytes on a backpressured transport past which a peer that keeps provoking RSTs is cut off. */
 const MAX_CONTROL_BACKLOG = 1 << 20;
+/** Window a stream may gain from ACK nudges over its life: bounds what a peer can make us buffer by provoking them. */
+const MAX_NUDGE_GRANT = 1 << 16;
 
 export interface MuxadoSession {
   on(event: 'stream', listener: (stream: MuxadoStream) => void): this;
@@ -83,8 +91,13 @@ export class MuxadoSession extends EventEmitter {
   /** Target of the DATA frame being received (null: payload discarded). */
   private dataTarget: MuxadoStream | null = null;
   private dataFlags = 0;
+  private readonly nudgeAcks: boolean;
+  /** False from a transport read until our next write: a read we answer with nothing leaves its ACK delayed. */
+  private wroteSinceRead = true;
+  private nudgeScheduled = false;
   private readonly uncorkFn: () => void;
   private readonly grantFn: () => void;
+  private readonly nudgeFn: () => void;
   private readonly onTransportData: (chunk: Buffer) => void;
   private readonly onTransportDrain: () => void;
   private readonly onTransportEnd: () => void;
@@ -99,6 +112,7 @@ export class MuxadoSession extends EventEmitter {
     if (!(this.windowSize > 0 && this.windowSize <= MAX_WNDINC)) throw new RangeError(`muxado: bad windowSize ${this.windowSize}`);
     this.maxIncoming = options.maxIncomingStreams ?? 256;
     this.flushTimeoutMs = options.closeFlushTimeoutMs ?? 2000;
+    this.nudgeAcks = options.nudgeAcks ?? false;
     this.nextLocalId = this.side === 'server' ? 2 : 3;
     this.remoteParity = this.side === 'server' ? 1 : 0;
     const maxSendFrame = Math.max(1, Math.min(options.maxSendFrameSize ?? 65536, MAX_PAYLOAD));
@@ -144,7 +158,16 @@ export class MuxadoSession extends EventEmitter {
       this.transport.uncork();
     };
     this.grantFn = () => this.flushGrants();
-    this.onTransportData = (chunk) => this.decoder.push(chunk);
+    this.nudgeFn = () => this.nudgeAck();
+    this.onTransportData = (chunk) => {
+      this.wroteSinceRead = false;
+      this.decoder.push(chunk);
+      // after this turn's ticks and promises: the grants and answers this chunk caused come first
+      if (this.nudgeAcks && !this.nudgeScheduled && !this._closed) {
+        this.nudgeScheduled = true;
+        setImmediate(this.nudgeFn);
+      }
+    };
     this.onTransportDrain = () => this.drain();
     this.onTransportEnd = () => this.terminate(new MuxadoError(ErrorCode.PeerEOF, 'muxado: peer closed the transport'));
     this.onTransportError = (error) => this.terminate(new MuxadoError(ErrorCode.SessionClosed, `muxado: transport error: ${error.message}`, { cause: error }));
@@ -209,6 +232,7 @@ export class MuxadoSession extends EventEmitter {
   private writeRaw(buf: Buffer): void {
     const t = this.transport;
     if (t.destroyed || t.writableEnded) return;
+    this.wroteSinceRead = true;
     if (!this.corked) {
       this.corked = true;
       t.cork();
@@ -296,6 +320,24 @@ export class MuxadoSession extends EventEmitter {
       }
     }
     q.length = 0;
+  }
+
+  /**
+   * Input answered with nothing (the peer's WNDINC, FIN or RST; a stream whose reader is paused):
+   * grant 1 byte on a stream the peer can still write to, so the ACK rides on a frame now. Both
+   * agent families accept a WNDINC on any known stream (RS caps its window at 256 KiB anyway);
+   * the byte is a real grant, counted in that stream's receive window.
+   */
+  private nudgeAck(): void {
+    this.nudgeScheduled = false;
+    if (this.wroteSinceRead || this._closed || this.blocked || this.transport.writableLength > 0) return;
+    for (const s of this.streams.values()) {
+      if (!s.onWire || s.finReceived || s.removed || s.destroyed || s.resetSent || s.remoteReset || s.nudgeGranted >= MAX_NUDGE_GRANT) continue;
+      s.nudgeGranted++;
+      s.recvAvail += 1;
+      this.writeRaw(encodeWndInc(s.id, 1));
+      return;
+    }
   }
 
   // ---- input ----

@@ -38,6 +38,8 @@ export class MuxadoStream extends Duplex {
   /** Bytes consumed by the reader and not yet granted back. @internal */
   ungranted = 0;
   /** @internal */ grantQueued = false;
+  /** Bytes granted by ACK nudges, not by consumption. @internal */
+  nudgeGranted = 0;
   /** @internal */ writeQueued = false;
   /** @internal */ finSent = false;
   /** @internal */ finReceived = false;

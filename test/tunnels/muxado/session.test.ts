@@ -725,3 +725,64 @@ describe('muxado session: robustness', () => {
     peer.transport.destroy();
   });
 });
+
+describe('muxado session: ACK nudges (nudgeAcks)', () => {
+  const nudges = (peer: RawPeer) => peer.frames.filter((f) => f.type === FrameType.WndInc && f.payload.readUInt32BE(0) === 1);
+
+  it('input answered with nothing gets a 1-byte WNDINC on a stream the peer can write to', async () => {
+    const peer = new RawPeer({ nudgeAcks: true }, 'server');
+    let accepted: MuxadoStream | undefined;
+    peer.session.on('stream', (s) => {
+      accepted = quiet(s);
+      s.pause(); // nothing consumed, so nothing granted: the SYN itself is input answered with nothing
+    });
+    peer.send(encodeData(3, Flag.Syn, Buffer.from('beat')));
+    const first = await peer.waitFrame((f) => f.type === FrameType.WndInc, 'nudge after SYN');
+    assert.equal(first.streamId, 3);
+    assert.equal(first.payload.readUInt32BE(0), 1);
+
+    // our own stream: its data out, then the peer's WNDINC for it — which we answer with a nudge
+    const local = quiet(peer.session.open());
+    local.write(Buffer.from('hello'));
+    await peer.waitFrame((f) => f.type === FrameType.Data && f.streamId === 2, 'our data');
+    const before = nudges(peer).length;
+    peer.send(encodeWndInc(2, 5));
+    await until(() => nudges(peer).length === before + 1, 1000, 'nudge after WNDINC');
+    await settle(10);
+    assert.equal(nudges(peer).length, before + 1, 'one nudge per read');
+
+    // the nudged bytes are real window: the peer may fill 256 KiB plus what it was granted
+    const granted = nudges(peer).filter((f) => f.streamId === 3).length;
+    peer.send(encodeData(3, 0, pattern(WINDOW - 4 + granted)));
+    await until(() => accepted!.bufferedLength === WINDOW + granted, 2000, 'window filled');
+    await settle(10);
+    assert.equal(peer.frames.filter((f) => f.type === FrameType.Rst).length, 0, 'a nudged byte was refused');
+    peer.session.close();
+  });
+
+  it('no nudge when the input was answered (a grant), nor when nudgeAcks is off', async () => {
+    const peer = new RawPeer({ nudgeAcks: true }, 'server');
+    peer.session.on('stream', (s) => quiet(s).resume());
+    peer.send(encodeData(3, Flag.Syn, pattern(1000)));
+    await peer.waitFrame((f) => f.type === FrameType.WndInc, 'grant');
+    peer.send(encodeData(3, 0, pattern(2000)));
+    await until(() => peer.frames.filter((f) => f.type === FrameType.WndInc).length === 2, 1000, 'second grant');
+    await settle(10);
+    assert.deepEqual(
+      peer.frames.filter((f) => f.type === FrameType.WndInc).map((f) => f.payload.readUInt32BE(0)),
+      [1000, 2000],
+    );
+    peer.session.close();
+
+    const off = new RawPeer({}, 'server');
+    off.session.on('stream', (s) => quiet(s).pause());
+    off.send(encodeData(3, Flag.Syn, Buffer.from('beat')));
+    const local = quiet(off.session.open());
+    local.write(Buffer.from('hello'));
+    await off.waitFrame((f) => f.type === FrameType.Data && f.streamId === 2, 'our data');
+    off.send(encodeWndInc(2, 5));
+    await settle(20);
+    assert.equal(off.frames.filter((f) => f.type === FrameType.WndInc).length, 0);
+    off.session.close();
+  });
+});
