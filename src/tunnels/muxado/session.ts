@@ -234,9 +234,11 @@ export class MuxadoSession extends EventEmitter {
     if (t.destroyed || t.writableEnded) return;
     this.wroteSinceRead = true;
     if (!this.corked) {
+      // until the end of this event-loop turn: every frame the turn's I/O callbacks make (many
+      // connections' worth under load) leaves in one writev, one TLS record, one syscall
       this.corked = true;
       t.cork();
-      process.nextTick(this.uncorkFn);
+      setImmediate(this.uncorkFn);
     }
     if (!t.write(buf)) this.blocked = true;
   }
@@ -330,12 +332,14 @@ export class MuxadoSession extends EventEmitter {
    */
   private nudgeAck(): void {
     this.nudgeScheduled = false;
-    if (this.wroteSinceRead || this._closed || this.blocked || this.transport.writableLength > 0) return;
+    // corked: frames are about to leave anyway; queued output: the ACK rides on that
+    if (this.wroteSinceRead || this.corked || this._closed || this.blocked || this.transport.writableLength > 0) return;
     for (const s of this.streams.values()) {
       if (!s.onWire || s.finReceived || s.removed || s.destroyed || s.resetSent || s.remoteReset || s.nudgeGranted >= MAX_NUDGE_GRANT) continue;
       s.nudgeGranted++;
       s.recvAvail += 1;
-      this.writeRaw(encodeWndInc(s.id, 1));
+      this.wroteSinceRead = true;
+      if (!this.transport.write(encodeWndInc(s.id, 1))) this.blocked = true; // not corked: this is the turn's end already
       return;
     }
   }

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { pipeline } from 'node:stream';
+import { finished } from 'node:stream';
 import type { EndpointPool } from '../registry.js';
 import type { PublicConnection } from './connections.js';
 import { KINDS, endsOf, type ProxyOpener } from './opener.js';
@@ -83,7 +83,11 @@ export class HttpProxy {
     });
     upstream.on('response', (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, responseHeaders(answer));
-      pipeline(answer, res, () => {});
+      // pipe(), not pipeline(): see splice.ts. An answer cut short must not leave the client waiting.
+      answer.pipe(res);
+      finished(answer, (error) => {
+        if (error) res.destroy();
+      });
     });
     upstream.on('error', () => {
       if (!res.headersSent) badGateway(res, host!);

@@ -111,11 +111,11 @@ describe('muxado session: exchange', () => {
       return r;
     }) as typeof origWrite;
     const data = pattern(3 * 1024 * 1024, 3);
-    client.on('stream', (s) => {
-      void readAll(s).then((got) => assert.ok(got.equals(data)));
-    });
+    const received = new Promise<Buffer>((resolve) => client.once('stream', (s) => resolve(readAll(s))));
     const s = quiet(server.open());
     await writeAll(s, data, 200_000);
+    s.end();
+    assert.ok((await received).equals(data));
     assert.ok(maxQueued <= 4096 + 65536 + 64, `transport queue reached ${maxQueued}`);
     server.close();
     client.close();

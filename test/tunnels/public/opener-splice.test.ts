@@ -154,3 +154,21 @@ test('TCP endpoint ports: a port in use is a 307 refusal; open is idempotent; cl
   });
   again.close();
 });
+
+test('splice: a side destroyed without an error after the other half-closed still ends the splice', async () => {
+  const [a, aInner, closeA] = await socketPair();
+  const [b, bInner, closeB] = await socketPair();
+  b.on('error', () => {});
+  let done: { error: Error | undefined } | undefined;
+  splice(aInner, bInner, (error) => (done = { error }));
+  const atB = collect(b);
+  a.end('bye');
+  assert.equal(await atB, 'bye'); // direction a → b is over; b → a still open
+  bInner.destroy(); // the proxy stream goes away (no error, no end)
+  for (let i = 0; i < 100 && !done; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.ok(done, 'done never ran');
+  assert.ok(done.error, 'a premature close is a failure');
+  assert.ok(aInner.destroyed);
+  closeA();
+  closeB();
+});
