@@ -122,6 +122,25 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
       `local server's (/proc), per connection, request or GB.${options.cpuProf ? '\nburrow runs under node --cpu-prof: its figures are lower than without.' : ''}`,
   );
 
+  // localtunnel's client keeps a handful of sockets to its server and stops answering once a
+  // scenario has worn them out (every later scenario then timed out): each HTTP scenario gets a
+  // fresh one, probed like every other route.
+  const freshLocaltunnel = async () => {
+    const old = children.filter((c) => c.name.startsWith('localtunnel'));
+    if (old.length === 0) return;
+    await Promise.all(old.map((c) => c.stop()));
+    for (const c of old) children.splice(children.indexOf(c), 1);
+    lanes.http.delete('localtunnel');
+    try {
+      const started = await startLocaltunnel(local);
+      children.push(...started.children);
+      for (const c of started.children) lanes.processNames.set(c.pid, c.name);
+      await check('http', lanes.http, 'localtunnel', started.path.http, () => probeHttp(started.path.http!, SMALL_BODY));
+    } catch (error) {
+      out(`localtunnel: could not restart, left out — ${firstLine(error)}`);
+    }
+  };
+
   const load = new LoadGenerator();
   const tcp = new TcpLoadGenerator();
   const tools: ScenarioTools = { options, settings, load, tcp, log };
@@ -131,9 +150,9 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
     const runners: Record<string, () => Promise<ScenarioOutcome>> = {
       bulk: () => bulkScenario(tools, lanes),
       connections: () => connectionsScenario(tools, lanes),
-      http: () => httpScenario(tools, lanes, 'http'),
-      http64k: () => httpScenario(tools, lanes, 'http64k'),
-      'http-close': () => httpScenario(tools, lanes, 'http-close'),
+      http: async () => (await freshLocaltunnel(), httpScenario(tools, lanes, 'http')),
+      http64k: async () => (await freshLocaltunnel(), httpScenario(tools, lanes, 'http64k')),
+      'http-close': async () => (await freshLocaltunnel(), httpScenario(tools, lanes, 'http-close')),
       'tls-edge': () => tlsEdgeScenario(tools, lanes),
       policy: () => policyScenario(tools, lanes, describePolicy),
       streams: () => streamsScenario(tools, lanes, plane.server.pid),
