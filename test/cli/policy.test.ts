@@ -7,12 +7,13 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { validatePolicy } from '../../src/domain/policy/index.js';
 import { createTestApp, json, type TestApp } from '../helpers/app.js';
+import { CLI_ARGS } from '../helpers/server-process.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'burrow-policy-'));
 
 function burrow(args: string[], input?: string) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const result = spawnSync(process.execPath, [...CLI_ARGS, ...args], {
     cwd: root,
     input,
     encoding: 'utf8',

@@ -289,3 +289,51 @@ test('a port in use by another program is refused at bind; a closed tunnel close
   await new Promise((resolve) => setTimeout(resolve, 200));
   await assert.rejects(connect(tunnel.port, tunnel.host), /ECONNREFUSED/);
 });
+
+describe('graceful shutdown of the data plane', () => {
+  function echoOnce(socket: net.Socket, text: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      let got = '';
+      const onData = (chunk: Buffer) => {
+        got += chunk.toString();
+        if (got.length >= text.length) {
+          clearTimeout(timer);
+          socket.off('data', onData);
+          socket.off('close', onClose);
+          resolve(got);
+        }
+      };
+      const onClose = () => reject(new Error(`closed before the echo of "${text}" (got "${got}")`));
+      const timer = setTimeout(() => reject(new Error(`no echo of "${text}" within 3 s (got "${got}")`)), 3_000);
+      socket.on('data', onData);
+      socket.once('close', onClose);
+      socket.once('close', () => clearTimeout(timer));
+      socket.write(text);
+    });
+  }
+
+  test('SIGTERM: a connection in flight keeps working within the grace period; new ones are refused; the session then gets GOAWAY', async () => {
+    const own = await startDataPlane({ tcpPortCount: 2, env: { SHUTDOWN_GRACE_MS: '8000' } });
+    const ownSession = await connectAgent(own, await createToken(own));
+    const localPort = await localServer((socket) => socket.pipe(socket));
+    const listener = await ownSession.tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${localPort}`);
+    const { host, port } = hostPort(listener.url()!);
+    const client = await connect(port, host);
+    client.on('error', () => {});
+    assert.equal(await echoOnce(client, 'before'), 'before');
+
+    const stopping = Date.now();
+    const exited = own.stop('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    assert.equal(await echoOnce(client, 'during the grace period'), 'during the grace period');
+    await assert.rejects(connect(port, host), 'the public port stopped accepting');
+
+    client.end();
+    const exit = await exited;
+    assert.equal(exit.code, 0);
+    assert.ok(Date.now() - stopping < 6_000, 'the server leaves once the last connection is done, not at the end of the grace period');
+    const ends = own.logs().filter((line) => line.event === 'session_end');
+    assert.equal(ends.length, 1, 'the session ended with the shutdown');
+    await ownSession.close().catch(() => {});
+  });
+});

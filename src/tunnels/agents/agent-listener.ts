@@ -48,18 +48,26 @@ export class AgentListener {
     return typeof address === 'object' && address ? address.port : 0;
   }
 
-  /** Phase 1: stop accepting; every session gets GOAWAY (agents reconnect elsewhere). */
+  /** Phase 1: stop accepting; every session gets GOAWAY once its proxy streams are done (agents reconnect elsewhere). */
   beginShutdown(): void {
     this.server.close();
     this.sessions.beginShutdown();
   }
 
-  /** Phase 2: let the agents leave on their own, then cut what is left. */
+  /**
+   * Phase 2: the public connections in flight have the grace period to finish (their sessions
+   * close as they do), then every session left gets GOAWAY; the agents have up to 2 s more to
+   * leave on their own before what is left is cut.
+   */
   async close(graceMs: number): Promise<void> {
     this.server.close();
-    const deadline = Date.now() + Math.min(graceMs, 2_000);
-    while (this.sockets.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    for (const socket of this.sockets) socket.destroy();
+    await waitUntil(() => this.sessions.openCount === 0, Date.now() + graceMs);
     await this.sessions.closeAll('shutdown');
+    await waitUntil(() => this.sockets.size === 0, Date.now() + Math.min(graceMs, 2_000));
+    for (const socket of this.sockets) socket.destroy();
   }
+}
+
+async function waitUntil(done: () => boolean, deadline: number): Promise<void> {
+  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
 }

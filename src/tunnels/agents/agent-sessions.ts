@@ -332,10 +332,17 @@ export class AgentSessions {
     return newId('tn').id;
   }
 
-  /** Phase 1 of shutdown: refuse new sessions, GOAWAY every live one. */
+  /** Phase 1 of shutdown: refuse new sessions; each live one gets GOAWAY once its proxy streams are done. */
   beginShutdown(): void {
     this.shuttingDown = true;
-    for (const live of this.sessions.values()) live.connection.goAwayAndClose('server shutting down');
+    for (const live of this.sessions.values()) live.connection.drainAndClose('server shutting down');
+  }
+
+  /** Sessions still open (draining their proxy streams, during a shutdown). */
+  get openCount(): number {
+    let open = 0;
+    for (const live of this.sessions.values()) if (!live.connection.closed) open++;
+    return open;
   }
 
   async closeAll(reason: string): Promise<void> {

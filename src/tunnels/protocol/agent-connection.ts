@@ -132,6 +132,8 @@ export class AgentConnection extends EventEmitter {
   private authState: 'none' | 'pending' | 'done' = 'none';
   private closeReason: CloseReason | null = null;
   private proxyOpen = 0;
+  /** Set by drainAndClose(): no new proxy streams; GOAWAY once the open ones are done. */
+  private drainDebug: string | null = null;
   /** The negotiated protocol version, once authenticated. */
   version: ProtocolVersion | null = null;
   /** The decoded Auth request, once authenticated. */
@@ -184,10 +186,24 @@ export class AgentConnection extends EventEmitter {
   /** Opens a proxy stream (preamble written in one write); raw connection bytes follow. */
   openProxy(header: ProxyHeader): ProtocolStream {
     if (!this.authenticated || this.closed) throw new Error('agent connection is not authenticated or is closed');
+    if (this.drainDebug !== null) throw new Error('agent connection is draining');
     const s = openProxyStream(this.session, header);
     this.proxyOpen++;
-    s.once('close', () => this.proxyOpen--);
+    s.once('close', () => {
+      if (--this.proxyOpen === 0 && this.drainDebug !== null) this.goAwayAndClose(this.drainDebug);
+    });
     return s;
+  }
+
+  /**
+   * GOAWAY and close once the proxy streams in flight are done (at once when there are none);
+   * no new ones meanwhile. An RS agent fails every stream when it reads a GOAWAY, so sending it
+   * first would cut the connections a graceful shutdown is meant to let finish.
+   */
+  drainAndClose(debug = 'no error'): void {
+    if (this.closed || this.drainDebug !== null) return;
+    this.drainDebug = debug;
+    if (this.proxyOpen === 0) this.goAwayAndClose(debug);
   }
 
   /** Restart / Stop / Update. Checking `commandSupport` first is the caller's business. */
