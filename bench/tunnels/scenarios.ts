@@ -114,13 +114,16 @@ function ratiosTo(results: Record<string, Figures>, reference: string): Record<s
   return Object.fromEntries(Object.entries(results).map(([name, f]) => [name, pairedRatio(f, ref, (r) => r.reqPerSec)]));
 }
 
+/** Paths that are not burrow: their failures are shown, but they are not burrow's to answer for. */
+const BASELINES = new Set(['direct', 'TCP relay', 'TLS relay pair', 'localtunnel']);
+
 function failedTarget(scenario: string, results: Record<string, Figures>): Target {
   const bad = Object.entries(results).filter(([, f]) => failures(f) > 0);
   return {
     name: `${scenario}: errors, timeouts, non-2xx`,
-    goal: '0 on every path',
+    goal: '0 through burrow',
     measured: bad.length === 0 ? '0' : bad.map(([name, f]) => `${name} ${failures(f)}`).join(', '),
-    met: bad.length === 0,
+    met: bad.every(([name]) => BASELINES.has(name)),
   };
 }
 
