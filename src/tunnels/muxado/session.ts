@@ -95,6 +95,8 @@ export class MuxadoSession extends EventEmitter {
   /** False from a transport read until our next write: a read we answer with nothing leaves its ACK delayed. */
   private wroteSinceRead = true;
   private nudgeScheduled = false;
+  /** The newest of our streams the peer knew and that is gone: a WNDINC to it is ignored by both agent families. */
+  private lastGoneLocalId = 0;
   private readonly uncorkFn: () => void;
   private readonly grantFn: () => void;
   private readonly nudgeFn: () => void;
@@ -326,14 +328,21 @@ export class MuxadoSession extends EventEmitter {
 
   /**
    * Input answered with nothing (the peer's WNDINC, FIN or RST; a stream whose reader is paused):
-   * grant 1 byte on a stream the peer can still write to, so the ACK rides on a frame now. Both
-   * agent families accept a WNDINC on any known stream (RS caps its window at 256 KiB anyway);
-   * the byte is a real grant, counted in that stream's receive window.
+   * write a WNDINC of 1 so the ACK rides on a frame now. Its target is one of our finished
+   * streams when there is one: RS ignores a WNDINC for a stream it does not hold, GO one for an id
+   * it has seen (an id above that kills a GO session), so it changes nothing. Before any of ours
+   * has finished, it is a real 1-byte grant on a stream the peer can still write to, counted in
+   * that stream's receive window (RS caps its window at 256 KiB anyway).
    */
   private nudgeAck(): void {
     this.nudgeScheduled = false;
     // corked: frames are about to leave anyway; queued output: the ACK rides on that
     if (this.wroteSinceRead || this.corked || this._closed || this.blocked || this.transport.writableLength > 0) return;
+    if (this.lastGoneLocalId !== 0) {
+      this.wroteSinceRead = true;
+      if (!this.transport.write(encodeWndInc(this.lastGoneLocalId, 1))) this.blocked = true; // not corked: this is the turn's end already
+      return;
+    }
     for (const s of this.streams.values()) {
       if (!s.onWire || s.finReceived || s.removed || s.destroyed || s.resetSent || s.remoteReset || s.nudgeGranted >= MAX_NUDGE_GRANT) continue;
       s.nudgeGranted++;
@@ -460,6 +469,7 @@ export class MuxadoSession extends EventEmitter {
   private remove(s: MuxadoStream): void {
     if (s.removed) return;
     s.removed = true;
+    if (!s.remote && s.onWire && s.id > this.lastGoneLocalId) this.lastGoneLocalId = s.id;
     if (this.streams.get(s.id) === s) this.streams.delete(s.id);
     if (s.remote) this.incomingCount--;
   }

@@ -760,6 +760,25 @@ describe('muxado session: ACK nudges (nudgeAcks)', () => {
     peer.session.close();
   });
 
+  it('once one of our streams is gone, nudges go to its id (ignored by both families), not into a window', async () => {
+    const peer = new RawPeer({ nudgeAcks: true }, 'server');
+    peer.session.on('stream', (s) => quiet(s).pause());
+    const local = quiet(peer.session.open());
+    local.end(Buffer.from('bye'));
+    await peer.waitFrame((f) => f.type === FrameType.Data && f.streamId === 2 && (f.flags & Flag.Fin) !== 0, 'our FIN');
+    peer.send(encodeData(2, Flag.Fin, Buffer.alloc(0))); // both FINs: stream 2 is gone; the read is answered with nothing
+    const first = await peer.waitFrame((f) => f.type === FrameType.WndInc, 'nudge');
+    assert.deepEqual([first.streamId, first.payload.readUInt32BE(0)], [2, 1]);
+    peer.send(encodeData(3, Flag.Syn, Buffer.from('beat'))); // to a paused reader: answered with nothing again
+    await until(() => nudges(peer).length === 2, 1000, 'second nudge');
+    assert.ok(nudges(peer).every((f) => f.streamId === 2));
+    // stream 3 got no extra window: one byte past 256 KiB is refused
+    peer.send(encodeData(3, 0, pattern(WINDOW - 4 + 1)));
+    const rst = await peer.waitFrame((f) => f.type === FrameType.Rst && f.streamId === 3, 'RST FlowControl');
+    assert.equal(rst.payload.readUInt32BE(0), ErrorCode.FlowControl);
+    peer.session.close();
+  });
+
   it('no nudge when the input was answered (a grant), nor when nudgeAcks is off', async () => {
     const peer = new RawPeer({ nudgeAcks: true }, 'server');
     peer.session.on('stream', (s) => quiet(s).resume());
