@@ -95,7 +95,8 @@ describe('burrow CLI errors and exit codes', () => {
     for (const [env, code, message] of cases) {
       const started = Date.now();
       // Before, the /proc case never ended; ~3 s alone, the bound allows for a loaded test run.
-      const result = await runCli(['serve'], { env: { PORT: '0', LOG_LEVEL: 'silent', ...env }, timeoutMs: 20_000 });
+      // AGENT_PORT=0: the data plane would make its CA in ./data/tls of the repository
+      const result = await runCli(['serve'], { env: { PORT: '0', AGENT_PORT: '0', LOG_LEVEL: 'silent', ...env }, timeoutMs: 20_000 });
       const elapsed = Date.now() - started;
       // serve prints the bootstrap notice on an empty database before it listens: drop it.
       const lines = result.stderr.split('\n').filter((line) => line.startsWith('burrow: ') && !line.includes('created the first admin'));
