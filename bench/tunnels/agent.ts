@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import ngrok from '@ngrok/ngrok';
+import type { AgentEndpoint } from './burrow.js';
 
 /**
  * The official SDK as the agent, in a process of its own. BENCH_AGENT (JSON) says what to bind:
@@ -12,19 +13,11 @@ import ngrok from '@ngrok/ngrok';
  *   saw a heartbeat answered by the server since the line arrived.
  * Errors print `error <message>` and exit 1. Exits when stdin closes.
  */
-interface Endpoint {
-  name: string;
-  kind: 'tcp' | 'http' | 'tls' | 'labeled';
-  forward: string;
-  domain?: string;
-  policy?: string;
-  labels?: Record<string, string>;
-}
 interface Config {
   serverAddr: string;
   caPath: string;
   token: string;
-  endpoints?: Endpoint[];
+  endpoints?: AgentEndpoint[];
   sessions?: number;
   idleForward?: string;
 }
@@ -44,7 +37,7 @@ function connect(index: number): Promise<ngrok.Session> {
     .connect();
 }
 
-async function bind(session: ngrok.Session, endpoint: Endpoint): Promise<string> {
+async function bind(session: ngrok.Session, endpoint: AgentEndpoint): Promise<string> {
   let listener: ngrok.Listener;
   if (endpoint.kind === 'tcp') {
     const builder = session.tcpEndpoint();

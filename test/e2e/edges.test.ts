@@ -6,7 +6,7 @@ import type ngrok from '@ngrok/ngrok';
 import { loadOrCreateCa } from '../../src/tunnels/tls/ca.js';
 import { issueCertificate } from '../../src/tunnels/tls/certificates.js';
 import { api, cleanupProcesses, makeTempDir } from '../helpers/server-process.js';
-import { connectAgent, createToken, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
+import { connectAgent, createToken, startDataPlane, within, type TrafficServer } from '../helpers/traffic.js';
 
 /**
  * TLS edges with a tunnel-group backend (TUNNELS.md §4), end to end: the official SDK's labeled
@@ -105,16 +105,6 @@ async function edgeWithBackend(hostports: string[], labels: Record<string, strin
   const module = await api(server, 'PUT', `/edges/tls/${edge.body.id}/backend`, { body: { backend_id: group.body.id } });
   assert.equal(module.status, 200, module.text);
   return { edgeId: edge.body.id as string, groupId: group.body.id as string };
-}
-
-/** Retries `probe` until it holds, for at most `ms`; returns how long it took. */
-async function within(ms: number, probe: () => Promise<boolean>): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await probe()) return Date.now() - started;
-    if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 const reaches = () =>

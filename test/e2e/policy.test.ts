@@ -6,7 +6,7 @@ import ngrok from '@ngrok/ngrok';
 import { loadOrCreateCa } from '../../src/tunnels/tls/ca.js';
 import { issueCertificate } from '../../src/tunnels/tls/certificates.js';
 import { api, cleanupProcesses, makeTempDir } from '../helpers/server-process.js';
-import { connectAgent, createToken, hostPort, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
+import { connectAgent, createToken, hostPort, startDataPlane, within, type TrafficServer } from '../helpers/traffic.js';
 
 /**
  * Traffic policy on public connections (TUNNELS.md §5), end to end with a real `burrow serve` and
@@ -73,16 +73,6 @@ async function tcpTunnel(local: Local, configure: (builder: ngrok.TcpListenerBui
   const listener = await builder.listenAndForward(`tcp://127.0.0.1:${local.port}`);
   closers.unshift(() => listener.close().catch(() => {}));
   return { port: hostPort(listener.url()!).port, listener };
-}
-
-/** Polls `probe` until it holds (at most `ms`); the time it took. */
-async function within(ms: number, probe: () => Promise<boolean>): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await probe()) return Date.now() - started;
-    if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** The `public_connection` log line that `match` picks, once written (a connection logs at its end). */

@@ -118,3 +118,13 @@ export function rssOf(pid: number): number {
   if (!match) throw new Error('no VmRSS');
   return Number(match[1]) * 1024;
 }
+
+/** Retries `probe` until it holds, for at most `ms` (polling every 50 ms); returns how long it took. */
+export async function within(ms: number, probe: () => Promise<boolean>): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if (await probe()) return Date.now() - started;
+    if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
