@@ -117,6 +117,11 @@ export class AgentIngress {
     return { session, credential, cookie: resumeProof(credential.tokenHash, session.id) };
   }
 
+  /** Writes a session's row again (after an old connection's end removed it: agent-sessions). */
+  recordSession(session: TunnelSession): Promise<void> {
+    return this.repository.insertSession(session);
+  }
+
   endSession(sessionId: string): Promise<void> {
     return this.repository.deleteSession(sessionId);
   }

@@ -76,6 +76,8 @@ export class LiveSession {
  */
 export class AgentSessions {
   private readonly sessions = new Map<string, LiveSession>();
+  /** Auths in flight by the session id they ask to resume, each told of an end of that id. */
+  private readonly endWatches = new Map<string, Set<EndWatch>>();
   private readonly binds: LiveBinds;
   private shuttingDown = false;
 
@@ -133,18 +135,31 @@ export class AgentSessions {
   private async authenticate(req: AuthRequest, ip: string, connection: AgentConnection): Promise<{ live: LiveSession; response: AuthResponse }> {
     if (this.shuttingDown) throw agentErrors.shuttingDown();
     const extra = req.extra;
-    const { session, credential, cookie } = await this.ingress.authenticate({
-      token: extra.authToken,
-      ip,
-      os: extra.os,
-      agentVersion: extra.version,
-      metadata: extra.metadata,
-      stopUnsupported: extra.stopUnsupportedError,
-      restartUnsupported: extra.restartUnsupportedError,
-      updateUnsupported: extra.updateUnsupportedError,
-      previousId: req.clientId,
-      cookie: extra.cookie,
-    });
+    // The old connection's end may run while this Auth writes the resumed row, and remove it (its
+    // close raced this reconnect): watch for that end, let it finish, then write the row again.
+    const watch = this.watchEnds(req.clientId);
+    let authenticated: Awaited<ReturnType<AgentIngress['authenticate']>>;
+    try {
+      authenticated = await this.ingress.authenticate({
+        token: extra.authToken,
+        ip,
+        os: extra.os,
+        agentVersion: extra.version,
+        metadata: extra.metadata,
+        stopUnsupported: extra.stopUnsupportedError,
+        restartUnsupported: extra.restartUnsupportedError,
+        updateUnsupported: extra.updateUnsupportedError,
+        previousId: req.clientId,
+        cookie: extra.cookie,
+      });
+      if (watch.ending && authenticated.session.id === req.clientId) {
+        await watch.ending;
+        await this.ingress.recordSession(authenticated.session);
+      }
+    } finally {
+      this.unwatchEnds(req.clientId, watch);
+    }
+    const { session, credential, cookie } = authenticated;
     // A reconnect that resumed its id replaces what is left of the old connection.
     const previous = this.sessions.get(session.id);
     if (previous) await this.end(previous, 'resumed', { keepRecord: true });
@@ -308,6 +323,27 @@ export class AgentSessions {
   async end(live: LiveSession, reason: string, options: { keepRecord?: boolean } = {}): Promise<void> {
     if (this.sessions.get(live.id) !== live) return;
     this.sessions.delete(live.id);
+    const done = this.tearDown(live, reason, options);
+    for (const watch of this.endWatches.get(live.id) ?? []) watch.ending = done;
+    await done;
+  }
+
+  private watchEnds(sessionId: string): EndWatch {
+    const watch: EndWatch = {};
+    if (sessionId === '') return watch;
+    const watches = this.endWatches.get(sessionId) ?? new Set();
+    watches.add(watch);
+    this.endWatches.set(sessionId, watches);
+    return watch;
+  }
+
+  private unwatchEnds(sessionId: string, watch: EndWatch): void {
+    const watches = this.endWatches.get(sessionId);
+    watches?.delete(watch);
+    if (watches?.size === 0) this.endWatches.delete(sessionId);
+  }
+
+  private async tearDown(live: LiveSession, reason: string, options: { keepRecord?: boolean }): Promise<void> {
     if (!live.connection.closed) live.connection.goAwayAndClose();
     try {
       for (const tunnelId of [...live.tunnels.keys()]) await this.unbind(live, tunnelId);
@@ -348,6 +384,11 @@ export class AgentSessions {
   async closeAll(reason: string): Promise<void> {
     await Promise.all([...this.sessions.values()].map((live) => this.end(live, reason)));
   }
+}
+
+/** What an Auth that may resume a session id learns of an end of that id while it runs. */
+interface EndWatch {
+  ending?: Promise<void>;
 }
 
 function required(live: LiveSession | undefined): LiveSession {
