@@ -170,6 +170,38 @@ for (const scheme of ['http', 'https'] as const) {
       }
     });
 
+    test('Connection: close and HTTP/1.0: the answer is relayed and burrow closes the connection after it', { timeout: 30_000 }, async () => {
+      const port = scheme === 'http' ? server.httpPort : server.tlsPort;
+      const exchange = async (head: string, body = ''): Promise<string> => {
+        const socket: net.Socket =
+          scheme === 'http'
+            ? (await import('node:net')).connect(port, '127.0.0.1')
+            : tls.connect({ host: '127.0.0.1', port, servername: host, ca: burrowCa });
+        socket.write(head + body);
+        const chunks: Buffer[] = [];
+        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+        // No client-side close: burrow must end the connection once the answer is through.
+        await new Promise((resolve, reject) => {
+          socket.once('end', resolve);
+          socket.once('error', reject);
+        });
+        socket.destroy();
+        return Buffer.concat(chunks).toString();
+      };
+      const posted = await exchange(`POST /digest HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\nContent-Length: 11\r\n\r\n`, 'hello world');
+      assert.match(posted, /^HTTP\/1\.1 200 OK\r\n/);
+      assert.ok(posted.endsWith(createHash('sha256').update('hello world').digest('hex')), posted);
+      for (const [version, connection] of [['1.1', 'Connection: close\r\n'], ['1.0', '']]) {
+        const text = await exchange(`GET /echo-headers HTTP/${version}\r\nHost: ${host}\r\n${connection}X-Forwarded-For: 203.0.113.9\r\n\r\n`);
+        assert.match(text, /^HTTP\/1\.1 200 OK\r\n/, `HTTP/${version}`);
+        const seen = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { headers: Record<string, string> };
+        assert.equal(seen.headers.connection, 'close', 'the local server is asked to close too');
+        assert.equal(seen.headers['x-forwarded-for'], '203.0.113.9, 127.0.0.1');
+        assert.equal(seen.headers['x-forwarded-proto'], scheme);
+        assert.equal(seen.headers['x-forwarded-host'], host);
+      }
+    });
+
     test('a WebSocket upgrade is passed through', { timeout: 30_000 }, async () => {
       const port = scheme === 'http' ? server.httpPort : server.tlsPort;
       const socket: net.Socket =

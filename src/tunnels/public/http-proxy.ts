@@ -74,6 +74,13 @@ export class HttpProxy {
       req.socket.destroy();
       return;
     }
+    // The client's last request (Connection: close, or HTTP/1.0): the answer is the rest of the
+    // stream, so it is relayed as bytes, not parsed and framed again. A chunked body keeps the
+    // parsing path (Node hands it over de-chunked).
+    if (!res.shouldKeepAlive && req.headers['transfer-encoding'] === undefined) {
+      this.relayLast(state, pool, req, res, host!);
+      return;
+    }
     const upstream = http.request({
       agent: this.agentFor(state, pool),
       method: req.method,
@@ -98,6 +105,48 @@ export class HttpProxy {
       if (!res.writableFinished) upstream.destroy();
     });
     req.pipe(upstream);
+  }
+
+  /**
+   * A request after which the connection closes, on a stream of its own: the head goes with
+   * `Connection: close`, the body follows (the stream is not half-closed: a local server would take
+   * that as the client leaving), and everything the agent sends back until its FIN is the answer.
+   * Nothing back before the FIN or a reset: 502, as on the parsing path.
+   */
+  private relayLast(state: ConnState, pool: EndpointPool, req: http.IncomingMessage, res: http.ServerResponse, host: string): void {
+    const { client, server } = endsOf(state.conn.socket);
+    const opened = this.options.opener.open(pool, KINDS[this.options.scheme], client, server);
+    if (!opened) {
+      state.conn.outcome ??= 'no_tunnel';
+      badGateway(res, host);
+      return;
+    }
+    state.conn.verdict = 'allowed';
+    state.conn.tunnelId = opened.tunnel.id;
+    const stream = opened.stream;
+    const socket = req.socket;
+    const headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', false);
+    headers.push('Connection', 'close');
+    stream.write(requestHead(req, headers));
+    req.pipe(stream, { end: false });
+    let answered = false;
+    stream.on('data', (chunk: Buffer) => {
+      answered = true;
+      if (!socket.write(chunk)) stream.pause();
+    });
+    socket.on('drain', () => stream.resume());
+    // The agent's FIN ends the answer; ours follows, so the stream closes without a reset.
+    finished(stream, { writable: false }, (error) => {
+      if (!error) {
+        req.unpipe(stream);
+        stream.end();
+      }
+      if (answered) {
+        if (error) socket.destroy();
+        else socket.end();
+      } else if (!socket.destroyed) socket.end(rawAnswer(502, 'Bad Gateway', badGatewayText(host), {}));
+    });
+    socket.once('close', () => stream.destroy());
   }
 
   /** WebSocket and other upgrades: the request head goes to the agent, then bytes both ways. */
@@ -128,10 +177,7 @@ export class HttpProxy {
     }
     state.conn.verdict = 'allowed';
     state.conn.tunnelId = opened.tunnel.id;
-    const headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true);
-    let text = `${req.method} ${req.url} HTTP/${req.httpVersion}\r\n`;
-    for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
-    opened.stream.write(Buffer.from(text + '\r\n', 'latin1'));
+    opened.stream.write(requestHead(req, requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true)));
     if (head.length > 0) opened.stream.write(head);
     splice(socket, opened.stream, () => {});
   }
@@ -287,6 +333,13 @@ function badGateway(res: http.ServerResponse, host: string): void {
   const body = badGatewayText(host);
   res.writeHead(502, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
   res.end(body);
+}
+
+/** The request line and `headers` (name, value, name, value …), as the agent's side reads them. */
+function requestHead(req: http.IncomingMessage, headers: string[]): Buffer {
+  let text = `${req.method} ${req.url} HTTP/${req.httpVersion}\r\n`;
+  for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
+  return Buffer.from(text + '\r\n', 'latin1');
 }
 
 /** A whole answer written on a socket taken over by an upgrade (no ServerResponse there). */
