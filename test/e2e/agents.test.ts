@@ -307,6 +307,22 @@ describe('the ngrok SDK on one burrow server', () => {
     await keep.close();
   });
 
+  it('an ACL change applies to the next bind of a live session at once, widened or narrowed', async () => {
+    const cred = await makeCredential(server, ['bind:a.acl-now.example.com']);
+    const session = await connect(server, cred.token);
+    await refused(session.httpEndpoint().domain('b.acl-now.example.com').listen(false), 'ERR_NGROK_316');
+    const widen = await api(server, 'PATCH', `/credentials/${cred.id}`, { body: { acl: ['bind:a.acl-now.example.com', 'bind:b.acl-now.example.com', 'bind:app=web'] } });
+    assert.equal(widen.status, 200);
+    const b = await session.httpEndpoint().domain('b.acl-now.example.com').listen(false);
+    const labeled = await session.labeledListener().label('app', 'web').listen(false);
+    await b.close();
+    await labeled.close();
+    const narrow = await api(server, 'PATCH', `/credentials/${cred.id}`, { body: { acl: ['bind:a.acl-now.example.com'] } });
+    assert.equal(narrow.status, 200);
+    await refused(session.httpEndpoint().domain('b.acl-now.example.com').listen(false), 'ERR_NGROK_316');
+    await refused(session.labeledListener().label('app', 'web').listen(false), 'ERR_NGROK_399');
+  });
+
   it('closes a connection that does not authenticate within 10 s', async () => {
     const { closedAfterMs } = await deadline;
     assert.ok(closedAfterMs >= 9_500 && closedAfterMs < 12_000, `closed after ${closedAfterMs} ms`);

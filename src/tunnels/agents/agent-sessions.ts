@@ -201,7 +201,7 @@ export class AgentSessions {
     const unserved = options.otherOptions.filter((name) => UNSERVED_OPTIONS.has(name) && (name !== 'TLSTermination' || proto === 'tls'));
     if (req.extra.ipPolicyRef !== '') unserved.push('IPPolicyRef');
     const ask: BindAsk = { proto, hostname: options.hostname, domain: options.domain, subdomain: options.subdomain, addr: options.addr };
-    const { target, policy } = this.ingress.checkBind(ask, live.credential, {
+    const { target, policy } = this.ingress.checkBind(ask, await this.currentCredential(live), {
       trafficPolicy: options.trafficPolicy ?? undefined,
       ipRestriction: options.ipRestriction,
       unservedOptions: unserved,
@@ -270,7 +270,7 @@ export class AgentSessions {
   private async startLabeled(live: LiveSession, req: StartTunnelWithLabelRequest): Promise<{ id: string }> {
     try {
       this.checkEndpointCount(live);
-      this.ingress.checkLabels(req.labels, live.credential);
+      this.ingress.checkLabels(req.labels, await this.currentCredential(live));
     } catch (error) {
       if (error instanceof AgentRefusal) {
         this.logger.info({ event: 'bind', session_id: live.id, proto: 'labeled', result: error.errorCode }, 'bind refused');
@@ -352,6 +352,16 @@ export class AgentSessions {
       this.logger.error({ err: error, session_id: live.id }, 'could not remove an ended session; the instance sweep will');
     }
     this.logger.info({ event: 'session_end', session_id: live.id, reason }, 'agent session ended');
+  }
+
+  /**
+   * The session's credential with its ACL as stored now: a bind sees an ACL change at once
+   * (TUNNELS.md §2); revocation.ts applies the change to the tunnels already bound.
+   */
+  private async currentCredential(live: LiveSession): Promise<AgentCredential> {
+    const stored = await this.repository.findCredential(live.credential.id);
+    if (!stored) throw agentErrors.credentialRevoked(live.credential.id);
+    return { ...live.credential, acl: stored.acl };
   }
 
   private checkEndpointCount(live: LiveSession): void {
