@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { randomBytes } from './random.js';
-import { BASE62 } from './ids.js';
+import { BASE62, isKsuid } from './ids.js';
 
 /**
  * API keys and tunnel authtokens share one shape (SPEC §4, §5.2):
@@ -40,6 +40,16 @@ export function isWellFormedSecret(secret: string): boolean {
 }
 
 /** The KSUID half of a well-formed secret: it is the id of the key or credential it belongs to. */
+const AUTHTOKEN_SHAPE = /^[0-9A-Za-z]{27}_[0-9A-Za-z]{21}$/;
+
+/**
+ * An agent authtoken's form exactly (SPEC §5.2): a valid KSUID, `_`, 21 base62 characters. Anything
+ * else is ERR_NGROK_105 ("does not look like"), not 107 (TUNNELS.md §2).
+ */
+export function isWellFormedAuthtoken(token: string): boolean {
+  return AUTHTOKEN_SHAPE.test(token) && isKsuid(token.slice(0, 27));
+}
+
 export function secretKsuid(secret: string): string {
   return secret.slice(0, 27);
 }

@@ -108,6 +108,10 @@ describe('the ngrok SDK on one burrow server', () => {
     // Well-formed but never issued: 107 too.
     const forged = `${gone.token.slice(0, 28)}${'x'.repeat(21)}`;
     await refused(sessionBuilder(server, forged).connect(), 'ERR_NGROK_107');
+    // Not of the token's form (SPEC §5.2: a KSUID, `_`, 21 base62 characters): 105, whatever is stored.
+    for (const bad of [gone.token.slice(0, -1), `${gone.token}A`, `${'z'.repeat(27)}_${'a'.repeat(21)}`, gone.token.replace('_', '-')]) {
+      await refused(sessionBuilder(server, bad).connect(), 'ERR_NGROK_105');
+    }
   });
 
   it('listener.url() is the public URL of each kind of bind', async () => {

@@ -1,4 +1,4 @@
-import { isWellFormedSecret, secretKsuid, secretMatchesHash } from '../secrets.js';
+import { isWellFormedAuthtoken, secretKsuid, secretMatchesHash } from '../secrets.js';
 import { isIdOf, newId } from '../ids.js';
 import { isResumeProof, resumeProof } from './tokens.js';
 import { compileBindPolicy, type ConnectionPolicy, type IpRestrictionOption } from './connection-policy.js';
@@ -88,7 +88,7 @@ export class AgentIngress {
   /** Checks the token (105 / 107) and the session limit (108), then records the session. */
   async authenticate(hello: AgentHello): Promise<{ session: TunnelSession; credential: AgentCredential; cookie: string }> {
     const token = hello.token;
-    if (!isWellFormedSecret(token)) throw agentErrors.malformedToken(token);
+    if (!isWellFormedAuthtoken(token)) throw agentErrors.malformedToken(token);
     const credential = await this.repository.findCredential(`cr_${secretKsuid(token)}`);
     if (!credential || !secretMatchesHash(token, credential.tokenHash)) throw agentErrors.invalidToken(token);
     const resumed = isIdOf(hello.previousId, 'ts') && isResumeProof(credential.tokenHash, hello.previousId, hello.cookie);
