@@ -1,3 +1,4 @@
+import { formatTimestamp } from '../domain/ids.js';
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { configFor, print } from './context.js';
@@ -144,7 +145,7 @@ function describeInput(connection: PolicyConnection): Record<string, unknown> {
     server_port: connection.serverPort,
     region: connection.region,
     endpoint_host: connection.endpoint.host ?? '',
-    time: new Date(connection.now).toISOString(),
+    time: formatTimestamp(Math.floor(new Date(connection.now).getTime() / 1000)),
   };
 }
 

@@ -118,7 +118,13 @@ describe('burrow policy test', () => {
     assert.equal(output.allowed, false);
     assert.deepEqual(output.closedBy, { rule: 2, name: 'Late', action: 1, type: 'deny' });
     assert.deepEqual((output.rules as Array<{ matched: boolean }>).map((r) => r.matched), [false, true]);
-    assert.equal((output.connection as { time: string }).time, '2024-05-01T23:30:00.000Z');
+    assert.equal((output.connection as { time: string }).time, '2024-05-01T23:30:00Z');
+  });
+
+  it('time.now is the given time in RFC 3339, whole seconds', () => {
+    const exact = file('now.yaml', 'on_tcp_connect:\n  - expressions: ["time.now == \'2024-05-01T12:00:00Z\'"]\n    actions: [{type: deny}]\n');
+    const result = burrow(['policy', 'test', exact, '--client-ip', '203.0.113.7', ...at]);
+    assert.equal(result.code, 1, result.stdout);
   });
 
   it('exits 2 for an invalid document with the message the API gives', () => {

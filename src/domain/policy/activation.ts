@@ -7,6 +7,7 @@
 import { checkCel, VARIABLES, type CompiledCel } from './environment.js';
 import { ipv4Text, parseIp, type IpAddress } from './cidr.js';
 import type { PolicyValue } from './types.js';
+import { formatTimestamp } from '../ids.js';
 
 /** What the data plane knows about a connection when it is accepted. */
 export interface PolicyConnection {
@@ -112,7 +113,8 @@ export function fillActivation(activation: Activation, connection: PolicyConnect
   const conn = activation.conn;
   conn.client_ip = (client && ipv4Text(client)) ?? connection.clientIp;
   conn.client_port = toInt(connection.clientPort);
-  conn.server_ip = connection.serverIp;
+  const server = parseIp(connection.serverIp);
+  conn.server_ip = (server && ipv4Text(server)) ?? connection.serverIp;
   conn.server_port = toInt(connection.serverPort);
   conn.server_region = connection.region;
   conn.ts.start = toDate(connection.startedAt);
@@ -124,7 +126,8 @@ export function fillActivation(activation: Activation, connection: PolicyConnect
   target.url = endpoint.url ?? '';
   target.protocol = endpoint.protocol ?? '';
   target.port = toInt(endpoint.port ?? 0);
-  activation.time.now = toDate(connection.now).toISOString();
+  // RFC 3339 as every timestamp of the API (SPEC §1: UTC, whole seconds, `Z`), Go's time.RFC3339.
+  activation.time.now = formatTimestamp(Math.floor(toDate(connection.now).getTime() / 1000));
   const results = activation.actions.ngrok;
   results.log.metadata = EMPTY_METADATA;
   const restrict = results.restrict_ips;
