@@ -206,7 +206,7 @@ function tunnelConfig(env: Env): TunnelConfig {
     edgeTlsCert: present(env, 'EDGE_TLS_CERT'),
     edgeTlsKey: present(env, 'EDGE_TLS_KEY'),
     maxSessionsPerAccount: integer(env, 'MAX_SESSIONS_PER_ACCOUNT', 100, 0, 1_000_000),
-    maxEndpointsPerSession: integer(env, 'MAX_ENDPOINTS_PER_SESSION', 100, 1, 10_000),
+    maxEndpointsPerSession: integer(env, 'MAX_ENDPOINTS_PER_SESSION', 100, 0, 10_000),
     region: regionName(env),
   };
   pair(config.agentTlsCert, config.agentTlsKey, 'AGENT_TLS_CERT', 'AGENT_TLS_KEY');

@@ -43,6 +43,12 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ databaseUrl: 'mysql://x' }, env), (error: unknown) => error instanceof ConfigError && error.message.includes('DATABASE_URL'));
   });
 
+  it('takes 0 as "no limit" for both session limits', () => {
+    const { tunnels } = loadConfig({}, { MAX_SESSIONS_PER_ACCOUNT: '0', MAX_ENDPOINTS_PER_SESSION: '0' });
+    assert.equal(tunnels.maxSessionsPerAccount, 0);
+    assert.equal(tunnels.maxEndpointsPerSession, 0);
+  });
+
   it('refuses a headers timeout longer than the request timeout, naming both', () => {
     assert.throws(() => loadConfig({}, { HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' }), /HEADERS_TIMEOUT_MS.*REQUEST_TIMEOUT_MS/);
     assert.equal(loadConfig({}, { HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '0' }).headersTimeoutMs, 20000);
