@@ -4,6 +4,8 @@ import { makeCredential, startDataPlaneServer, waitFor, type DataPlaneServer } f
 import { authRequest, RawAgent } from '../helpers/raw-agent.js';
 import { api, cleanupProcesses } from '../helpers/server-process.js';
 
+const BIND = 1;
+
 /**
  * A reconnect that resumes its session id (TUNNELS.md §2 "Reconnects") while burrow is still
  * tearing down the old connection: the old connection's end must not remove the new one's
@@ -20,6 +22,37 @@ describe('a resumed session racing the end of its old connection', () => {
   });
 
   after(cleanupProcesses);
+
+  it('a rebind whose options name no target gets its URL back from its Token', async () => {
+    const old = await RawAgent.connect(server.plane.agentPort, server.caCert());
+    const first = await old.auth(token);
+    const bind = (agent: RawAgent, stream: number, proto: string, id = '', extra: Record<string, unknown> = {}) => {
+      agent.open(stream, BIND, JSON.stringify({ Id: id, Proto: proto, Opts: {}, Extra: extra }));
+      return agent.reply(stream);
+    };
+    const https = await bind(old, 5, 'https');
+    const tcp = await bind(old, 7, 'tcp');
+    assert.match(String(https.URL), /^https:\/\/[0-9a-z]+\.burrow\.localhost:/, JSON.stringify(https));
+    assert.match(String(tcp.URL), /^tcp:\/\/127\.0\.0\.1:\d+$/, JSON.stringify(tcp));
+    old.destroy();
+
+    const fresh = await RawAgent.connect(server.plane.agentPort, server.caCert());
+    const hello = authRequest(token);
+    hello.ClientId = first.ClientId;
+    (hello.Extra as Record<string, unknown>).Cookie = (first.Extra as Record<string, unknown>).Cookie;
+    fresh.open(3, 0, JSON.stringify(hello));
+    assert.equal((await fresh.reply(3)).ClientId, first.ClientId);
+    for (const [stream, proto, before] of [[5, 'https', https], [7, 'tcp', tcp]] as const) {
+      const again = await bind(fresh, stream, proto, String(before.Id), { Token: (before.Extra as Record<string, unknown>).Token });
+      assert.equal(again.Id, before.Id, JSON.stringify(again));
+      assert.equal(again.URL, before.URL, `${proto}: the URL is kept`);
+    }
+    // A Token that proves nothing: a new id and, for a random bind, a new URL.
+    const forged = await bind(fresh, 9, 'https', String(https.Id), { Token: `${'A'.repeat(32)}.${Buffer.from('h:evil.example.com').toString('base64url')}` });
+    assert.notEqual(forged.Id, https.Id);
+    assert.notEqual(forged.URL, https.URL);
+    fresh.destroy();
+  });
 
   for (const delayMs of [0, 1, 2, 3, 5, 8]) {
     it(`keeps the session on record when the old connection drops ${delayMs} ms after the new Auth`, async () => {

@@ -1,6 +1,7 @@
 import { aclIsUnrestricted, aclPermitsBind, bindHostnameProblem } from '../acl.js';
 import { randomBase36 } from './names.js';
 import { agentErrors, AgentRefusal } from './agent-errors.js';
+import type { RebindTarget } from './tokens.js';
 
 /** How the public side is reached: what a bind may ask for and how its URL is written. */
 export interface EdgeSettings {
@@ -30,6 +31,16 @@ export interface BindAsk {
   readonly domain?: string | undefined;
   readonly subdomain?: string | undefined;
   readonly addr?: string | undefined;
+}
+
+/**
+ * A rebind that names no hostname or address asks for the one its Token remembers (TUNNELS.md §2:
+ * the URL is kept when still permitted and free); undefined when it names one or the kinds differ.
+ */
+export function rememberedAsk(ask: BindAsk, remembered: RebindTarget, publicHost: string): BindAsk | undefined {
+  if (ask.hostname || ask.domain || ask.subdomain || ask.addr) return undefined;
+  if (remembered.kind === 'tcp') return ask.proto === 'tcp' ? { proto: 'tcp', addr: `${publicHost}:${remembered.port}` } : undefined;
+  return ask.proto === 'tcp' ? undefined : { proto: ask.proto, hostname: remembered.hostname };
 }
 
 export interface BindingCredential {

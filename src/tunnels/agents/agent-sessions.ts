@@ -1,9 +1,9 @@
 import type { Socket } from 'node:net';
 import { AgentRefusal, agentErrors } from '../../domain/tunnels/agent-errors.js';
-import type { BindAsk, BindProto, EdgeSettings } from '../../domain/tunnels/binds.js';
+import { rememberedAsk, type BindAsk, type BindProto, type EdgeSettings } from '../../domain/tunnels/binds.js';
 import { newId } from '../../domain/ids.js';
 import type { AgentCredential, AgentIngress, IngressLimits, IngressRepository } from '../../domain/tunnels/ingress.js';
-import { isResumeProof, resumeProof } from '../../domain/tunnels/tokens.js';
+import { readRebindToken, rebindToken, type RebindTarget } from '../../domain/tunnels/tokens.js';
 import type { TunnelSession } from '../../domain/tunnels/types.js';
 import { NO_POLICY } from '../../domain/tunnels/connection-policy.js';
 import type { Logger } from '../../observability/logger.js';
@@ -201,15 +201,29 @@ export class AgentSessions {
     const unserved = options.otherOptions.filter((name) => UNSERVED_OPTIONS.has(name) && (name !== 'TLSTermination' || proto === 'tls'));
     if (req.extra.ipPolicyRef !== '') unserved.push('IPPolicyRef');
     const ask: BindAsk = { proto, hostname: options.hostname, domain: options.domain, subdomain: options.subdomain, addr: options.addr };
-    const { target, policy } = this.ingress.checkBind(ask, await this.currentCredential(live), {
-      trafficPolicy: options.trafficPolicy ?? undefined,
-      ipRestriction: options.ipRestriction,
-      unservedOptions: unserved,
-    });
-    const bound = await this.binds.claim(target, live.record.accountId);
+    const credential = await this.currentCredential(live);
+    const check = (asked: BindAsk) =>
+      this.ingress.checkBind(asked, credential, { trafficPolicy: options.trafficPolicy ?? undefined, ipRestriction: options.ipRestriction, unservedOptions: unserved });
+    const previous = this.previousTunnel(live, req);
+    const remembered = previous?.target ? rememberedAsk(ask, previous.target, this.settings.edge.publicHost) : undefined;
+    let claimed: { bound: BoundTarget; policy: ReturnType<typeof check>['policy'] } | undefined;
+    if (remembered) {
+      try {
+        const { target, policy } = check(remembered);
+        claimed = { bound: await this.binds.claim(target, live.record.accountId), policy };
+      } catch (error) {
+        // no longer permitted or free: a new URL, as for a first bind
+        if (!(error instanceof AgentRefusal)) throw error;
+      }
+    }
+    if (!claimed) {
+      const { target, policy } = check(ask);
+      claimed = { bound: await this.binds.claim(target, live.record.accountId), policy };
+    }
+    const { bound, policy } = claimed;
     try {
       const url = this.ingress.urlOf(bound);
-      const id = this.tunnelIdFor(live, req);
+      const id = previous?.id ?? newId('tn').id;
       const now = new Date().toISOString();
       const host = bound.kind === 'tcp' ? this.settings.edge.publicHost : bound.hostname;
       const port = bound.kind === 'tcp' ? bound.port : proto === 'http' ? (this.settings.edge.httpPort ?? 80) : (this.settings.edge.tlsPort ?? 443);
@@ -260,7 +274,7 @@ export class AgentSessions {
       pool.tunnels.push(tunnel);
       live.tunnels.set(id, tunnel);
       const opts = echoBindOpts(proto, req.opts, bound.kind === 'tcp' ? { addr: `${host}:${bound.port}` } : { hostname: bound.hostname });
-      return { id, url, proto, opts, token: resumeProof(live.credential.tokenHash, id) };
+      return { id, url, proto, opts, token: rebindToken(live.credential.tokenHash, id, bound) };
     } catch (error) {
       await this.binds.release(bound, live.record.accountId);
       throw error;
@@ -369,13 +383,12 @@ export class AgentSessions {
     if (max > 0 && live.tunnels.size >= max) throw agentErrors.tooManyEndpoints(max);
   }
 
-  /** A rebind with its previous id and a matching Token keeps the id (TUNNELS.md §2). */
-  private tunnelIdFor(live: LiveSession, req: BindRequest): string {
+  /** A rebind with its previous id and a matching Token keeps the id, and its target when it names none (TUNNELS.md §2). */
+  private previousTunnel(live: LiveSession, req: BindRequest): { id: string; target: RebindTarget | undefined } | undefined {
     const previous = req.id;
-    if (previous.startsWith('tn_') && !live.tunnels.has(previous) && isResumeProof(live.credential.tokenHash, previous, req.extra.token)) {
-      return previous;
-    }
-    return newId('tn').id;
+    if (!previous.startsWith('tn_') || live.tunnels.has(previous)) return undefined;
+    const proven = readRebindToken(live.credential.tokenHash, previous, req.extra.token);
+    return proven ? { id: previous, target: proven.target } : undefined;
   }
 
   /** Phase 1 of shutdown: refuse new sessions; each live one gets GOAWAY once its proxy streams are done. */
