@@ -43,6 +43,12 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ databaseUrl: 'mysql://x' }, env), (error: unknown) => error instanceof ConfigError && error.message.includes('DATABASE_URL'));
   });
 
+  it('takes any BOOTSTRAP_API_KEY of the well-formed shape, a KSUID or not', () => {
+    for (const key of ['a'.repeat(27) + '_' + 'b'.repeat(21), 'z'.repeat(27) + '_' + 'Z'.repeat(20), '0'.repeat(27) + '_' + '9'.repeat(22)]) {
+      assert.equal(loadConfig({}, { BOOTSTRAP_API_KEY: key }).bootstrapApiKey, key);
+    }
+  });
+
   it('takes 0 as "no limit" for both session limits', () => {
     const { tunnels } = loadConfig({}, { MAX_SESSIONS_PER_ACCOUNT: '0', MAX_ENDPOINTS_PER_SESSION: '0' });
     assert.equal(tunnels.maxSessionsPerAccount, 0);

@@ -119,10 +119,15 @@ export function formatTimestamp(seconds: number): string {
   return lastFormatted.text;
 }
 
-/** True when `id` is `<prefix>_<ksuid>` for one of the given prefixes. */
+/**
+ * True when `id` is `<prefix>_<27 base62>` for one of the given prefixes: the shape of SPEC §1,
+ * not the numeric range of a KSUID, since a key made from a BOOTSTRAP_API_KEY takes its id from
+ * the key's first 27 characters (any well-formed key, SPEC §4), and a `before_id` beyond every id
+ * just means "from the start".
+ */
 export function isIdOf(id: string, ...prefixes: IdPrefix[]): boolean {
   const underscore = id.indexOf('_');
   if (underscore < 0) return false;
   const prefix = id.slice(0, underscore) as IdPrefix;
-  return prefixes.includes(prefix) && isKsuid(id.slice(underscore + 1));
+  return prefixes.includes(prefix) && KSUID_PATTERN.test(id.slice(underscore + 1));
 }
