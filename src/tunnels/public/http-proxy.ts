@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import { finished } from 'node:stream';
 import type { EndpointPool } from '../registry.js';
 import type { PublicConnection } from './connections.js';
-import { KINDS, endsOf, type ProxyOpener } from './opener.js';
+import { KINDS, type ProxyOpener } from './opener.js';
 import { plainIp } from './proxy-proto.js';
 import { splice } from './splice.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
@@ -114,8 +114,7 @@ export class HttpProxy {
    * Nothing back before the FIN or a reset: 502, as on the parsing path.
    */
   private relayLast(state: ConnState, pool: EndpointPool, req: http.IncomingMessage, res: http.ServerResponse, host: string): void {
-    const { client, server } = endsOf(state.conn.socket);
-    const opened = this.options.opener.open(pool, KINDS[this.options.scheme], client, server);
+    const opened = this.options.opener.open(pool, KINDS[this.options.scheme], state.conn.socket);
     if (!opened) {
       state.conn.outcome ??= 'no_tunnel';
       badGateway(res, host);
@@ -169,8 +168,7 @@ export class HttpProxy {
       socket.destroy();
       return;
     }
-    const { client, server } = endsOf(state.conn.socket);
-    const opened = this.options.opener.open(pool, KINDS[this.options.scheme], client, server);
+    const opened = this.options.opener.open(pool, KINDS[this.options.scheme], state.conn.socket);
     if (!opened) {
       socket.end(rawAnswer(502, 'Bad Gateway', badGatewayText(host!), {}));
       return;
@@ -198,8 +196,7 @@ export class HttpProxy {
     let agent = state.agents.get(pool.url);
     if (agent && !agent.destroyed) return agent;
     agent = new StreamAgent(() => {
-      const { client, server } = endsOf(state.conn.socket);
-      const opened = this.options.opener.open(pool, KINDS[this.options.scheme], client, server);
+        const opened = this.options.opener.open(pool, KINDS[this.options.scheme], state.conn.socket);
       if (!opened) {
         state.conn.outcome ??= 'no_tunnel';
         return new Error('no tunnel of the endpoint can take the connection');

@@ -10,7 +10,7 @@ import type { TlsMaterial } from '../tls/material.js';
 import { ConnectionSink, type ConnectionMetrics } from './connections.js';
 import { EdgeCertificates } from './edge-certificates.js';
 import { HttpProxy } from './http-proxy.js';
-import { KINDS, ProxyOpener, endsOf } from './opener.js';
+import { KINDS, ProxyOpener } from './opener.js';
 import { splice } from './splice.js';
 import { PolicyGate, endpointOfPool, type PolicyMetrics } from './policy-gate.js';
 import { TcpEndpoints } from './tcp-endpoints.js';
@@ -64,8 +64,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       socket.destroy();
       return;
     }
-    const { client, server } = endsOf(socket);
-    const opened = pool ? opener.open(pool, KINDS.tcp, client, server) : undefined;
+    const opened = pool ? opener.open(pool, KINDS.tcp, socket) : undefined;
     if (!opened) {
       conn.outcome = pool ? 'no_tunnel' : 'no_endpoint';
       socket.destroy();

@@ -47,7 +47,8 @@ export class ProxyOpener {
    * stream to it, with a PROXY header first when the bind asked for one. Undefined when no
    * tunnel can take it (none live, every agent at its cap or going away).
    */
-  open(choice: TunnelChoice, kind: StreamKind, client: Address, server: Address): OpenedStream | undefined {
+  open(choice: TunnelChoice, kind: StreamKind, socket: SocketEnds): OpenedStream | undefined {
+    const client = clientOf(socket);
     const tries = choice.tunnels.length;
     for (let i = 0; i < tries; i++) {
       const tunnel = choice.pick();
@@ -60,17 +61,26 @@ export class ProxyOpener {
       } catch {
         continue; // the session is going away (GOAWAY sent): try another tunnel
       }
-      if (tunnel.proxyProto === 1 || tunnel.proxyProto === 2) stream.write(proxyProtocolHeader(tunnel.proxyProto, client, server));
+      // the local address costs a getsockname(): asked only for a PROXY header
+      if (tunnel.proxyProto === 1 || tunnel.proxyProto === 2) stream.write(proxyProtocolHeader(tunnel.proxyProto, client, serverOf(socket)));
       return { tunnel, stream };
     }
     return undefined;
   }
 }
 
-/** The two ends of a socket as PROXY-header addresses. */
-export function endsOf(socket: { remoteAddress?: string | undefined; remotePort?: number | undefined; localAddress?: string | undefined; localPort?: number | undefined }): { client: Address; server: Address } {
-  return {
-    client: { ip: socket.remoteAddress ?? '', port: socket.remotePort ?? 0 },
-    server: { ip: socket.localAddress ?? '', port: socket.localPort ?? 0 },
-  };
+/** What the opener reads of the public socket: its two ends. */
+export interface SocketEnds {
+  readonly remoteAddress?: string | undefined;
+  readonly remotePort?: number | undefined;
+  readonly localAddress?: string | undefined;
+  readonly localPort?: number | undefined;
+}
+
+function clientOf(socket: SocketEnds): Address {
+  return { ip: socket.remoteAddress ?? '', port: socket.remotePort ?? 0 };
+}
+
+function serverOf(socket: SocketEnds): Address {
+  return { ip: socket.localAddress ?? '', port: socket.localPort ?? 0 };
 }

@@ -8,7 +8,7 @@ import { readClientHello, unrecognizedNameAlert } from '../tls/client-hello.js';
 import type { ConnectionSink, PublicConnection } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import type { HttpProxy } from './http-proxy.js';
-import { KINDS, endsOf, type ProxyOpener, type TunnelChoice } from './opener.js';
+import { KINDS, type ProxyOpener, type TunnelChoice } from './opener.js';
 import { splice } from './splice.js';
 import type { PolicyEndpoint } from '../../domain/policy/index.js';
 import type { ConnectionPolicy } from '../../domain/tunnels/connection-policy.js';
@@ -89,8 +89,7 @@ export class TlsPort {
   }
 
   private passthrough(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, choice: TunnelChoice): void {
-    const { client, server } = endsOf(socket);
-    const opened = this.options.opener.open(choice, KINDS.tls, client, server);
+    const opened = this.options.opener.open(choice, KINDS.tls, socket);
     if (!opened) {
       conn.outcome = 'no_tunnel';
       socket.destroy();

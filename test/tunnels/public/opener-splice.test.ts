@@ -31,8 +31,8 @@ function tunnel(id: string, sessionId: string, proxyProto: 0 | 1 | 2 = 0): LiveT
   return { id, sessionId, accountId: 'acct_1', proto: 'tcp', url: 'tcp://127.0.0.1:20000', labels: null, proxyProto, policy: NO_POLICY };
 }
 
-const client = { ip: '198.51.100.4', port: 40000 };
-const server = { ip: '127.0.0.1', port: 20000 };
+/** The public socket's two ends, as the opener reads them. */
+const ends = { remoteAddress: '198.51.100.4', remotePort: 40000, localAddress: '127.0.0.1', localPort: 20000 };
 
 test('round-robin over the pool, every header field per kind', () => {
   const a = new FakeConnection();
@@ -40,7 +40,7 @@ test('round-robin over the pool, every header field per kind', () => {
   const opener = new ProxyOpener((id) => ({ a, b })[id] as unknown as AgentConnection);
   const pool = new EndpointPool('tcp://127.0.0.1:20000', 'ep_1', true);
   pool.tunnels.push(tunnel('tn_a', 'a'), tunnel('tn_b', 'b'));
-  const picked = [1, 2, 3, 4].map(() => opener.open(pool, KINDS.tcp, client, server)!.tunnel.id);
+  const picked = [1, 2, 3, 4].map(() => opener.open(pool, KINDS.tcp, ends)!.tunnel.id);
   assert.deepEqual(picked.sort(), ['tn_a', 'tn_a', 'tn_b', 'tn_b']);
   assert.deepEqual(a.headers[0], { id: 'tn_a', clientAddr: '198.51.100.4:40000', proto: 'tcp', edgeType: '1', passthroughTls: false });
   assert.deepEqual(KINDS.tls, { proto: 'tls', edgeType: '2', passthroughTls: true });
@@ -58,11 +58,11 @@ test('an agent at its stream cap, closed or gone is skipped; none left → undef
   const opener = new ProxyOpener((id) => connections[id] as unknown as AgentConnection);
   const pool = new EndpointPool('tcp://127.0.0.1:20000', 'ep_1', true);
   pool.tunnels.push(tunnel('tn_full', 'full'), tunnel('tn_closed', 'closed'), tunnel('tn_gone', 'gone'), tunnel('tn_ok', 'ok'));
-  for (let i = 0; i < 5; i++) assert.equal(opener.open(pool, KINDS.tcp, client, server)?.tunnel.id, 'tn_ok');
+  for (let i = 0; i < 5; i++) assert.equal(opener.open(pool, KINDS.tcp, ends)?.tunnel.id, 'tn_ok');
   assert.equal(full.headers.length, 0);
   ok.proxyStreamsOpen = MAX_PROXY_STREAMS_PER_AGENT;
-  assert.equal(opener.open(pool, KINDS.tcp, client, server), undefined);
-  assert.equal(opener.open(new EndpointPool('x', 'ep_2', false), KINDS.tcp, client, server), undefined);
+  assert.equal(opener.open(pool, KINDS.tcp, ends), undefined);
+  assert.equal(opener.open(new EndpointPool('x', 'ep_2', false), KINDS.tcp, ends), undefined);
 });
 
 test('a bind with ProxyProto gets the PROXY header before any byte of the client', async () => {
@@ -70,10 +70,32 @@ test('a bind with ProxyProto gets the PROXY header before any byte of the client
   const opener = new ProxyOpener(() => connection as unknown as AgentConnection);
   const pool = new EndpointPool('tcp://127.0.0.1:20000', 'ep_1', false);
   pool.tunnels.push(tunnel('tn_p', 's', 1));
-  const opened = opener.open(pool, KINDS.tcp, client, server)!;
+  const opened = opener.open(pool, KINDS.tcp, ends)!;
   opened.stream.write('payload');
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(Buffer.concat(connection.streams[0]!.written).toString(), 'PROXY TCP4 198.51.100.4 127.0.0.1 40000 20000\r\npayload');
+});
+
+test('without ProxyProto the local address is not asked for (a getsockname() per connection)', () => {
+  const connection = new FakeConnection();
+  const opener = new ProxyOpener(() => connection as unknown as AgentConnection);
+  const pool = new EndpointPool('tcp://127.0.0.1:20000', 'ep_1', false);
+  pool.tunnels.push(tunnel('tn_plain', 's'));
+  const asked: string[] = [];
+  const socket = {
+    remoteAddress: '198.51.100.4',
+    remotePort: 40000,
+    get localAddress() {
+      asked.push('localAddress');
+      return '127.0.0.1';
+    },
+    get localPort() {
+      asked.push('localPort');
+      return 20000;
+    },
+  };
+  assert.ok(opener.open(pool, KINDS.tcp, socket));
+  assert.deepEqual(asked, []);
 });
 
 /** Two connected TCP socket pairs: [a's client, a's server side] and the same for b. */
