@@ -108,6 +108,22 @@ export function registerRe2Matches(env: Environment): void {
     },
     { description: 'string.matches(pattern): whether the string contains a match of the RE2 pattern (linear time).' },
   );
+  // CEL's global form, matches(string, pattern), is the same function.
+  env.registerFunction(
+    'matches(ast, ast): bool',
+    ({ ast, args }: { ast: CelNode; args: CelNode[] }): MatchesMacro => {
+      const pattern = args[1]!;
+      return {
+        ast,
+        receiver: args[0]!,
+        pattern,
+        literal: isStringLiteral(pattern) ? compileRe2(pattern.args) : undefined,
+        typeCheck: checkMatches,
+        evaluate: evaluateMatches,
+      };
+    },
+    { description: 'matches(string, pattern): the same as string.matches(pattern).' },
+  );
 }
 
 function checkMatches(checker: CelChecker, macro: MatchesMacro, ctx: unknown): CelTypeDecl {

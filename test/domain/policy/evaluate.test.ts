@@ -332,6 +332,7 @@ const cases: Case[] = [
   { name: 'matches (RE2)', policy: denyIf("conn.client_ip.matches('^203[.]0[.]113[.][0-9]+$')"), allowed: false, closedBy: closedFirst },
   { name: 'matches is a partial match', policy: denyIf("endpoint.host.matches('example')"), allowed: false, closedBy: closedFirst },
   { name: 'matches false', policy: denyIf("conn.client_ip.matches('^10[.]')"), allowed: true, matched: [false] },
+  { name: 'matches in its global form', policy: denyIf("matches(conn.client_ip, '^203[.]') && !matches(endpoint.host, '^10')"), allowed: false, closedBy: closedFirst },
   { name: 'matches with RE2 classes and flags', policy: denyIf("endpoint.host.matches('(?i)^APP\\\\.[[:alpha:]]+\\\\.COM$')"), allowed: false, closedBy: closedFirst },
   {
     name: 'matches with a computed pattern RE2 refuses is a run-time error',
@@ -403,11 +404,16 @@ describe('evaluate: documents that do not compile', () => {
 
   test('a literal pattern RE2 refuses is refused at validation (2200)', () => {
     for (const pattern of ['(a)\\\\1', '(?=a)', '(?<!a)b']) {
-      const result = compilePolicy(document(denyIf(`endpoint.host.matches('${pattern}')`)));
-      assert.ok(!result.ok, pattern);
-      assert.equal(result.error.code, 'ERR_NGROK_2200');
-      assert.match(result.error.message, /not valid RE2 syntax/);
+      for (const expression of [`endpoint.host.matches('${pattern}')`, `matches(endpoint.host, '${pattern}')`]) {
+        const result = compilePolicy(document(denyIf(expression)));
+        assert.ok(!result.ok, expression);
+        assert.equal(result.error.code, 'ERR_NGROK_2200');
+        assert.match(result.error.message, /not valid RE2 syntax/);
+      }
     }
+    const wrongType = compilePolicy(document(denyIf("matches(conn.client_port, 'a')")));
+    assert.ok(!wrongType.ok);
+    assert.equal(wrongType.error.code, 'ERR_NGROK_2200');
   });
 });
 
