@@ -7,6 +7,7 @@ import { inCidrRange, inCidrRanges } from './cidr.js';
 import { CEL_LIMITS, MAX_EXPRESSION_BYTES } from './limits.js';
 import { quoted, subjectNoun, utf8Bytes } from './problem.js';
 import { INVALID_REGEX_CODE, registerRe2Matches } from './regex.js';
+import { unknownHasField } from './has-check.js';
 
 // cel-js names a timestamp field by its protobuf name; a bare 'timestamp' here would be an unknown message type.
 const TIMESTAMP = 'google.protobuf.Timestamp';
@@ -116,7 +117,7 @@ export function checkCel(expression: string): CelCheck {
     else return { ok: false, reason: 'it is too complex to check; split it into several expressions.' };
   }
   if (result.valid && parsed) {
-    const mismatch = mapKeyMismatch(ast);
+    const mismatch = mapKeyMismatch(ast) ?? unknownHasField(ast, VARIABLES);
     if (mismatch) return { ok: false, reason: mismatch };
     const compiled = parsed as CompiledCel;
     collector?.set(expression, compiled);

@@ -140,6 +140,7 @@ const cases: Case[] = [
   { name: 'inCidrRange type-checks', doc: expr("inCidrRange(conn.client_ip, '10.0.0.0/8')") },
   { name: 'inCidrRanges type-checks', doc: expr("inCidrRanges(conn.client_ip, ['10.0.0.0/8', '2001:db8::/32'])") },
   { name: 'an expression with macros and standard functions', doc: expr("['DE', 'FR'].exists(c, c == conn.geo.country_code) && has(conn.geo.city)") },
+  { name: 'has() of any key of a map', doc: expr('!has(actions.ngrok.log.metadata.anything)') },
   {
     name: 'log metadata with interpolations, literals and nested values',
     doc: yaml`
@@ -306,6 +307,8 @@ const cases: Case[] = [
   { name: 'an HTTP-only variable (req.url)', doc: expr("req.url == '/admin'"), code: 'ERR_NGROK_2200', msg: ['"req"', 'expression 1'] },
   { name: 'an HTTP-only function (getReqHeader)', doc: expr("getReqHeader('host') == ['x']"), code: 'ERR_NGROK_2200', msg: ['getReqHeader'] },
   { name: 'an unknown field of conn', doc: expr("conn.tls.version == '1.3'"), code: 'ERR_NGROK_2200', msg: ['"tls"'] },
+  { name: 'has() of a field the object does not declare', doc: expr('!has(conn.geo.foo)'), code: 'ERR_NGROK_2200', msg: ['has()', '"foo"', 'conn.geo'] },
+  { name: 'has() of a field of a string', doc: expr('has(conn.client_ip.x)'), code: 'ERR_NGROK_2200', msg: ['has()', 'conn.client_ip'] },
   { name: 'a non-bool expression (string)', doc: expr('conn.client_ip'), code: 'ERR_NGROK_2200', msg: ['type string', 'bool'] },
   { name: 'a non-bool expression (int)', doc: expr('conn.client_port + 1'), code: 'ERR_NGROK_2200', msg: ['type int'] },
   { name: 'a CEL syntax error', doc: expr("conn.client_ip == '1.2.3.4"), code: 'ERR_NGROK_2200' },
