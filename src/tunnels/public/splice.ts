@@ -5,7 +5,7 @@ import { finished } from 'node:stream';
 /**
  * Pipes `a` into `b` and `b` into `a`. Backpressure is pipe()'s: a reader is paused while the
  * other side's write() returns false, so each direction holds at most the two streams' own
- * buffers (a socket's 16 KiB, a muxado stream's one window), whatever the speeds.
+ * buffers (a socket's 16 or 64 KiB, a muxado stream's one window), whatever the speeds.
  * Half-closes pass through (a's end → b.end(), and back). Either side failing destroys both.
  * `done` runs once, when both directions are over (error or not); both are destroyed then.
  *
@@ -32,8 +32,32 @@ export function splice(a: Duplex, b: Duplex, done: (error?: Error) => void): voi
   oneWay(b, a, fail, directionOver);
 }
 
+/** Write buffer of the public sockets that bulk data is spliced into (tcp-endpoints.ts). */
+export const SOCKET_BUFFER = 64 * 1024;
+
+/** A chunk this large is likely one of several read in the same turn (TLS records are 16 KiB). */
+const BULK_CHUNK = 8 * 1024;
+
+const CORKED = Symbol('corked for this turn');
+
+/**
+ * Large chunks arriving in one event-loop turn leave in one writev at its end rather than a
+ * write() each: the syscalls of a bulk transfer into a socket fall up to four-fold. Small ones
+ * (requests, echoes) are written at once, as before.
+ */
+function corkForTurn(to: Duplex & { [CORKED]?: boolean }, chunk: Buffer): void {
+  if (chunk.length < BULK_CHUNK || to[CORKED] || to.destroyed) return;
+  to[CORKED] = true;
+  to.cork();
+  setImmediate(() => {
+    to[CORKED] = false;
+    to.uncork();
+  });
+}
+
 /** from → to; `over` once `to` has finished writing (from's end passed on) or either failed. */
 function oneWay(from: Duplex, to: Duplex, fail: (error: Error) => void, over: (error?: Error | null) => void): void {
+  if (to.writableHighWaterMark >= SOCKET_BUFFER) from.prependListener('data', (chunk: Buffer) => corkForTurn(to, chunk));
   from.pipe(to);
   // a reader that fails or closes before its end: the other side would wait for an end() forever
   finished(from, { writable: false }, (error) => {

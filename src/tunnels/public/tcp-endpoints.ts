@@ -2,6 +2,7 @@
 import net from 'node:net';
 import { agentErrors } from '../../domain/tunnels/agent-errors.js';
 import type { TcpPortHooks } from '../registry.js';
+import { SOCKET_BUFFER } from './splice.js';
 
 /** Opens and closes the listeners; each accepted socket goes to `onConnection` with its port. */
 export class TcpEndpoints implements TcpPortHooks {
@@ -20,7 +21,9 @@ export class TcpEndpoints implements TcpPortHooks {
     if (this.servers.has(port)) return;
     if (!this.accepting) throw agentErrors.shuttingDown();
     // allowHalfOpen: a client's FIN ends only its direction; the answer still flows back.
-    const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true }, (socket) => this.onConnection(socket, port));
+    // 64 KiB socket buffers: a bulk transfer moves a TLS read's worth of records (up to four of
+    // 16 KiB) per write instead of one (see splice.ts), still far under one muxado window.
+    const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true, highWaterMark: SOCKET_BUFFER }, (socket) => this.onConnection(socket, port));
     this.servers.set(port, server);
     try {
       await new Promise<void>((resolve, reject) => {

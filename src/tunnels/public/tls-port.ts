@@ -9,7 +9,7 @@ import type { ConnectionSink, PublicConnection } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import type { HttpProxy } from './http-proxy.js';
 import { KINDS, type ProxyOpener, type TunnelChoice } from './opener.js';
-import { splice } from './splice.js';
+import { SOCKET_BUFFER, splice } from './splice.js';
 import type { PolicyEndpoint } from '../../domain/policy/index.js';
 import type { ConnectionPolicy } from '../../domain/tunnels/connection-policy.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
@@ -41,7 +41,7 @@ export class TlsPort {
   readonly server: net.Server;
 
   constructor(private readonly options: TlsPortOptions) {
-    this.server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true }, (socket) => void this.accept(socket));
+    this.server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true, highWaterMark: SOCKET_BUFFER }, (socket) => void this.accept(socket));
   }
 
   private async accept(socket: net.Socket): Promise<void> {
