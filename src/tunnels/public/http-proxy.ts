@@ -9,7 +9,7 @@ import type { EndpointPool } from '../registry.js';
 import type { PublicConnection } from './connections.js';
 import { KINDS, type ProxyOpener } from './opener.js';
 import { plainIp } from './proxy-proto.js';
-import { splice } from './splice.js';
+import { SOCKET_BUFFER, corkForTurn, splice } from './splice.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
@@ -40,7 +40,10 @@ export class HttpProxy {
   private readonly states = new WeakMap<Duplex, ConnState>();
 
   constructor(private readonly options: HttpProxyOptions) {
-    this.server = http.createServer({ requestTimeout: 0, headersTimeout: 30_000, keepAliveTimeout: 30_000 }, (req, res) => this.onRequest(req, res));
+    this.server = http.createServer(
+      { requestTimeout: 0, headersTimeout: 30_000, keepAliveTimeout: 30_000, highWaterMark: SOCKET_BUFFER },
+      (req, res) => this.onRequest(req, res),
+    );
     this.server.on('connection', (socket: Socket) => {
       if (!this.states.has(socket)) this.adopt(socket, options.record(socket));
     });
@@ -90,6 +93,7 @@ export class HttpProxy {
     });
     upstream.on('response', (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, responseHeaders(answer));
+      answer.prependListener('data', (chunk: Buffer) => corkForTurn(req.socket, chunk));
       // pipe(), not pipeline(): see splice.ts. An answer cut short must not leave the client waiting.
       answer.pipe(res);
       finished(answer, (error) => {
@@ -131,6 +135,7 @@ export class HttpProxy {
     let answered = false;
     stream.on('data', (chunk: Buffer) => {
       answered = true;
+      corkForTurn(socket, chunk);
       if (!socket.write(chunk)) stream.pause();
     });
     socket.on('drain', () => stream.resume());

@@ -45,7 +45,7 @@ const CORKED = Symbol('corked for this turn');
  * write() each: the syscalls of a bulk transfer into a socket fall up to four-fold. Small ones
  * (requests, echoes) are written at once, as before.
  */
-function corkForTurn(to: Duplex & { [CORKED]?: boolean }, chunk: Buffer): void {
+export function corkForTurn(to: Duplex & { [CORKED]?: boolean }, chunk: Buffer): void {
   if (chunk.length < BULK_CHUNK || to[CORKED] || to.destroyed) return;
   to[CORKED] = true;
   to.cork();
