@@ -323,7 +323,7 @@ export class AgentConnection extends EventEmitter {
       // at once instead of stalling on flow control. Other cases: it has finished writing.
       const abortCode = e.kind === 'oversize' ? MuxErrorCode.FrameSize : e.kind === 'timeout' ? MuxErrorCode.StreamCancelled : null;
       this.reply(s, reader, errorReply(type, agentErr.format()), abortCode);
-      if (type === StreamType.Auth && this.authState === 'none') this.failAuthAfterReply(s);
+      if (type === StreamType.Auth && this.authState === 'none') this.failAuthAfterReply(s, abortCode !== null);
       return;
     }
 
@@ -440,8 +440,13 @@ export class AgentConnection extends EventEmitter {
       });
   }
 
-  /** A failed Auth closes the connection once the agent had the time to read the reply. */
-  private failAuthAfterReply(s: ProtocolStream): void {
+  /**
+   * A failed Auth closes the connection once the agent had the time to read the reply: when it
+   * ends its side, or after the linger. A stream we reset ourselves (`reset`: an oversize or slow
+   * request the agent may still be writing) waits the whole linger: closing at once would leave
+   * its unread bytes in our socket, and the kernel's RST could cost the agent the reply.
+   */
+  private failAuthAfterReply(s: ProtocolStream, reset = false): void {
     this.authState = 'none';
     let done = false;
     const close = (): void => {
@@ -452,7 +457,7 @@ export class AgentConnection extends EventEmitter {
     };
     const t = setTimeout(close, this.opts.authErrorLingerMs ?? 1_000);
     s.once('end', close);
-    s.once('close', close);
+    if (!reset) s.once('close', close);
   }
 }
 
