@@ -54,7 +54,8 @@ describe('a resumed session racing the end of its old connection', () => {
     fresh.destroy();
   });
 
-  for (const delayMs of [0, 1, 2, 3, 5, 8]) {
+  // Negative: the old connection drops first, its end is running when the Auth comes.
+  for (const delayMs of [-2, -1, 0, 1, 2, 3, 5, 8]) {
     it(`keeps the session on record when the old connection drops ${delayMs} ms after the new Auth`, async () => {
       const old = await RawAgent.connect(server.plane.agentPort, server.caCert());
       const first = await old.auth(token);
@@ -65,9 +66,15 @@ describe('a resumed session racing the end of its old connection', () => {
       const hello = authRequest(token);
       hello.ClientId = id;
       (hello.Extra as Record<string, unknown>).Cookie = cookie;
-      fresh.open(3, 0, JSON.stringify(hello));
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-      old.destroy();
+      if (delayMs < 0) {
+        old.destroy();
+        await new Promise((resolve) => setTimeout(resolve, -delayMs));
+        fresh.open(3, 0, JSON.stringify(hello));
+      } else {
+        fresh.open(3, 0, JSON.stringify(hello));
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        old.destroy();
+      }
       const reply = await fresh.reply(3);
       assert.equal(reply.ClientId, id, JSON.stringify(reply));
 

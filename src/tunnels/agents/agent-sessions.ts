@@ -78,6 +78,8 @@ export class AgentSessions {
   private readonly sessions = new Map<string, LiveSession>();
   /** Auths in flight by the session id they ask to resume, each told of an end of that id. */
   private readonly endWatches = new Map<string, Set<EndWatch>>();
+  /** Ends in progress by session id (an Auth that starts meanwhile waits for it too). */
+  private readonly ending = new Map<string, Promise<void>>();
   private readonly binds: LiveBinds;
   private shuttingDown = false;
 
@@ -337,7 +339,10 @@ export class AgentSessions {
   async end(live: LiveSession, reason: string, options: { keepRecord?: boolean } = {}): Promise<void> {
     if (this.sessions.get(live.id) !== live) return;
     this.sessions.delete(live.id);
-    const done = this.tearDown(live, reason, options);
+    const done: Promise<void> = this.tearDown(live, reason, options).finally(() => {
+      if (this.ending.get(live.id) === done) this.ending.delete(live.id);
+    });
+    this.ending.set(live.id, done);
     for (const watch of this.endWatches.get(live.id) ?? []) watch.ending = done;
     await done;
   }
@@ -345,6 +350,8 @@ export class AgentSessions {
   private watchEnds(sessionId: string): EndWatch {
     const watch: EndWatch = {};
     if (sessionId === '') return watch;
+    const inProgress = this.ending.get(sessionId);
+    if (inProgress) watch.ending = inProgress;
     const watches = this.endWatches.get(sessionId) ?? new Set();
     watches.add(watch);
     this.endWatches.set(sessionId, watches);
