@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import { finished } from 'node:stream';
 import type { EndpointPool } from '../registry.js';
 import type { PublicConnection } from './connections.js';
-import { KINDS, type ProxyOpener } from './opener.js';
+import { KINDS, type OpenedStream, type ProxyOpener } from './opener.js';
 import { plainIp } from './proxy-proto.js';
 import { SOCKET_BUFFER, corkForTurn, splice } from './splice.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
@@ -118,15 +118,11 @@ export class HttpProxy {
    * Nothing back before the FIN or a reset: 502, as on the parsing path.
    */
   private relayLast(state: ConnState, pool: EndpointPool, req: http.IncomingMessage, res: http.ServerResponse, host: string): void {
-    const opened = this.options.opener.open(pool, KINDS[this.options.scheme], state.conn.socket);
-    if (!opened) {
-      state.conn.outcome ??= 'no_tunnel';
+    const stream = this.openStream(state, pool);
+    if (!stream) {
       badGateway(res, host);
       return;
     }
-    state.conn.verdict = 'allowed';
-    state.conn.tunnelId = opened.tunnel.id;
-    const stream = opened.stream;
     const socket = req.socket;
     const headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', false);
     headers.push('Connection', 'close');
@@ -173,16 +169,26 @@ export class HttpProxy {
       socket.destroy();
       return;
     }
-    const opened = this.options.opener.open(pool, KINDS[this.options.scheme], state.conn.socket);
-    if (!opened) {
+    const stream = this.openStream(state, pool);
+    if (!stream) {
       socket.end(rawAnswer(502, 'Bad Gateway', badGatewayText(host!), {}));
       return;
     }
+    stream.write(requestHead(req, requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true)));
+    if (head.length > 0) stream.write(head);
+    splice(socket, stream, () => {});
+  }
+
+  /** A proxy stream to one of the pool's tunnels, recorded on the connection; undefined when none can take it. */
+  private openStream(state: ConnState, pool: EndpointPool): OpenedStream['stream'] | undefined {
+    const opened = this.options.opener.open(pool, KINDS[this.options.scheme], state.conn.socket);
+    if (!opened) {
+      state.conn.outcome ??= 'no_tunnel';
+      return undefined;
+    }
     state.conn.verdict = 'allowed';
     state.conn.tunnelId = opened.tunnel.id;
-    opened.stream.write(requestHead(req, requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true)));
-    if (head.length > 0) opened.stream.write(head);
-    splice(socket, opened.stream, () => {});
+    return opened.stream;
   }
 
   /**
@@ -201,14 +207,8 @@ export class HttpProxy {
     let agent = state.agents.get(pool.url);
     if (agent && !agent.destroyed) return agent;
     agent = new StreamAgent(() => {
-        const opened = this.options.opener.open(pool, KINDS[this.options.scheme], state.conn.socket);
-      if (!opened) {
-        state.conn.outcome ??= 'no_tunnel';
-        return new Error('no tunnel of the endpoint can take the connection');
-      }
-      state.conn.verdict = 'allowed';
-      state.conn.tunnelId = opened.tunnel.id;
-      const stream = opened.stream;
+      const stream = this.openStream(state, pool);
+      if (!stream) return new Error('no tunnel of the endpoint can take the connection');
       // The local service closing its connection (the agent's FIN) ends the stream both ways,
       // so a kept-alive stream is dropped rather than reused.
       stream.once('end', () => {

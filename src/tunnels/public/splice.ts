@@ -1,4 +1,5 @@
 // Bytes both ways between a public connection and a proxy stream.
+import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { finished } from 'node:stream';
 
@@ -32,7 +33,7 @@ export function splice(a: Duplex, b: Duplex, done: (error?: Error) => void): voi
   oneWay(b, a, fail, directionOver);
 }
 
-/** Write buffer of the public sockets that bulk data is spliced into (tcp-endpoints.ts). */
+/** Write buffer of the public sockets (the TCP, TLS and HTTP ports' servers set it). */
 export const SOCKET_BUFFER = 64 * 1024;
 
 /** A chunk this large is likely one of several read in the same turn (TLS records are 16 KiB). */
@@ -57,7 +58,8 @@ export function corkForTurn(to: Duplex & { [CORKED]?: boolean }, chunk: Buffer):
 
 /** from → to; `over` once `to` has finished writing (from's end passed on) or either failed. */
 function oneWay(from: Duplex, to: Duplex, fail: (error: Error) => void, over: (error?: Error | null) => void): void {
-  if (to.writableHighWaterMark >= SOCKET_BUFFER) from.prependListener('data', (chunk: Buffer) => corkForTurn(to, chunk));
+  // into a public socket only: the muxado session already batches what goes to the agent per turn
+  if (to instanceof Socket && to.writableHighWaterMark >= SOCKET_BUFFER) from.prependListener('data', (chunk: Buffer) => corkForTurn(to, chunk));
   from.pipe(to);
   // a reader that fails or closes before its end: the other side would wait for an end() forever
   finished(from, { writable: false }, (error) => {
