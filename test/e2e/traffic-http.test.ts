@@ -200,6 +200,14 @@ for (const scheme of ['http', 'https'] as const) {
         assert.equal(seen.headers['x-forwarded-proto'], scheme);
         assert.equal(seen.headers['x-forwarded-host'], host);
       }
+      // A request pipelined behind one that closes the connection is not read: the first answer
+      // arrives whole, with no 400 in front of it and nothing after it.
+      const pipelined = await exchange(`GET /echo-headers HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\nGET /second HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+      assert.match(pipelined, /^HTTP\/1\.1 200 OK\r\n/);
+      assert.equal(pipelined.match(/HTTP\/1\.1 /g)?.length, 1, pipelined);
+      assert.match(pipelined, /\r\n\r\n\{"headers":\{/);
+      // Bytes that are no request still get Node's 400, and the connection closes.
+      assert.equal(await exchange('NOT HTTP\r\n\r\n'), 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     });
 
     test('a WebSocket upgrade is passed through', { timeout: 30_000 }, async () => {

@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import { finished } from 'node:stream';
 import type { EndpointPool } from '../registry.js';
 import type { PublicConnection } from './connections.js';
+import { answerClientError } from './client-errors.js';
 import { KINDS, type OpenedStream, type ProxyOpener } from './opener.js';
 import { plainIp } from './proxy-proto.js';
 import { SOCKET_BUFFER, corkForTurn, splice } from './splice.js';
@@ -33,6 +34,8 @@ interface ConnState {
   readonly agents: Map<string, StreamAgent>;
   /** Endpoints (by URL) whose policy admitted this connection: each is evaluated once per connection. */
   readonly admitted: Set<string>;
+  /** Whether bytes of an answer have gone to the client and its end has not (Node's `_httpMessage`, kept here). */
+  answering: () => boolean;
 }
 
 export class HttpProxy {
@@ -48,11 +51,14 @@ export class HttpProxy {
       if (!this.states.has(socket)) this.adopt(socket, options.record(socket));
     });
     this.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
+    this.server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
+      answerClientError(error, socket, this.states.get(socket)?.answering() ?? false),
+    );
   }
 
   /** Serves a connection whose record is already made (a TLS connection terminated by the TLS port). */
   adopt(socket: Duplex, conn: PublicConnection, admittedUrl?: string): void {
-    const state: ConnState = { conn, agents: new Map(), admitted: new Set(admittedUrl === undefined ? [] : [admittedUrl]) };
+    const state: ConnState = { conn, agents: new Map(), admitted: new Set(admittedUrl === undefined ? [] : [admittedUrl]), answering: () => false };
     this.states.set(socket, state);
     socket.once('close', () => {
       for (const agent of state.agents.values()) agent.destroy();
@@ -66,6 +72,7 @@ export class HttpProxy {
       return;
     }
     state.conn.requests++;
+    state.answering = () => res.headersSent && !res.writableFinished;
     const host = hostOf(req.headers.host);
     const pool = host === undefined ? undefined : this.options.route(host);
     if (!pool) {
@@ -129,6 +136,7 @@ export class HttpProxy {
     stream.write(requestHead(req, headers));
     req.pipe(stream, { end: false });
     let answered = false;
+    state.answering = () => answered;
     stream.on('data', (chunk: Buffer) => {
       answered = true;
       corkForTurn(socket, chunk);
