@@ -164,3 +164,15 @@ export function burrowRoutes(plane: BurrowDataPlane, agent: Agent, urls: Record<
     ...(urls.edge ? { tlsEdge: tls(TLS_EDGE_HOST) } : {}),
   };
 }
+
+/** burrow's own view of its memory (GET /metrics, prom-client's process gauges), for the run's log. */
+export async function burrowMemory(plane: BurrowDataPlane): Promise<string> {
+  try {
+    const text = await (await fetch(`${plane.server.baseUrl}/metrics`)).text();
+    const gauge = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
+    return `heap used ${mb(gauge('nodejs_heap_size_used_bytes'))} of ${mb(gauge('nodejs_heap_size_total_bytes'))}, external ${mb(gauge('nodejs_external_memory_bytes'))}, handles ${gauge('nodejs_active_handles_total')}`;
+  } catch (error) {
+    return `memory unknown (${(error as Error).message})`;
+  }
+}

@@ -4,9 +4,10 @@ import type { ModeResult, RunContext } from '../context.js';
 import { describePlacement, roundSettings } from '../context.js';
 import { analyseProfile, describeProfile } from '../cpuprofile.js';
 import { LoadGenerator } from '../load.js';
+import { memoryOf } from '../procfs.js';
 import { BURROW_LOG_LEVEL, type ServerChild } from '../processes.js';
 import { fmt, heading, table, targetsTable, type Target } from '../report.js';
-import { agentEndpoints, burrowRoutes, createTlsEdge, startAgent, startBurrowDataPlane, type Agent } from './burrow.js';
+import { agentEndpoints, burrowMemory, burrowRoutes, createTlsEdge, startAgent, startBurrowDataPlane, type Agent } from './burrow.js';
 import { makeSelfSignedCert } from './certs.js';
 import { idleSessionsScenario } from './idle.js';
 import { SMALL_BODY } from './wire.js';
@@ -164,6 +165,9 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
       outcomes.push(result);
       out(heading(`${result.name}: ${result.describe}`));
       out(result.text);
+      // A figure that drifts between scenarios (a leak, a heap grown by an earlier load) shows here.
+      const memory = memoryOf(plane.server.pid);
+      if (memory) out(`burrow after ${result.name}: RSS ${memory.rssMb.toFixed(0)} MB (peak so far ${memory.hwmMb.toFixed(0)} MB); ${await burrowMemory(plane)}`);
     }
   } finally {
     await Promise.all([load.close(), tcp.close()]);
