@@ -2,8 +2,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { TunnelGroupService } from '../../domain/backends/service.js';
 import { errors } from '../../domain/errors.js';
-import { nextPageUri, parsePaging } from '../common/paging.js';
-import { IdParams, PagingQuery, bodyErrors, commonErrors, errorResponse, security } from '../common/schemas.js';
+import { deleteRoute, getRoute, listRoute } from '../common/resource-routes.js';
+import { IdParams, bodyErrors, commonErrors, errorResponse, security } from '../common/schemas.js';
 import { baseUrl } from '../pipeline/base-url.js';
 import { presentTunnelGroup } from './present.js';
 import { CreateTunnelGroupBody, TunnelGroupListResponse, TunnelGroupRef, UpdateTunnelGroupBody } from './schemas.js';
@@ -45,45 +45,28 @@ export async function tunnelGroupRoutes(fastify: FastifyInstance, deps: TunnelGr
     },
   );
 
-  app.get(
-    item,
-    {
-      schema: {
-        operationId: 'getTunnelGroupBackend',
-        summary: 'Get a tunnel group backend with the tunnels it matches now.',
-        tags,
-        security,
-        params: IdParams,
-        response: { 200: TunnelGroupRef, ...commonErrors },
-      },
-    },
-    async (request) => presentTunnelGroup(await groups.get(request.principal, request.params.id), baseUrl(request, publicUrl)),
-  );
+  getRoute(app, {
+    url: item,
+    operationId: 'getTunnelGroupBackend',
+    summary: 'Get a tunnel group backend with the tunnels it matches now.',
+    tags,
+    response: TunnelGroupRef,
+    get: (caller, id) => groups.get(caller, id),
+    present: presentTunnelGroup,
+    publicUrl,
+  });
 
-  app.get(
-    collection,
-    {
-      schema: {
-        operationId: 'listTunnelGroupBackends',
-        summary: 'List the tunnel group backends of the account, newest first.',
-        tags,
-        security,
-        querystring: PagingQuery,
-        response: { 200: TunnelGroupListResponse, ...commonErrors },
-      },
-    },
-    async (request) => {
-      const { beforeId, limit } = parsePaging(request.query);
-      const page = await groups.list(request.principal, beforeId, limit);
-      const base = baseUrl(request, publicUrl);
-      const uri = `${base}${collection}`;
-      return {
-        backends: page.items.map((group) => presentTunnelGroup(group, base)),
-        uri,
-        next_page_uri: nextPageUri(uri, page.items.at(-1)?.id, page.hasMore, limit),
-      };
-    },
-  );
+  listRoute(app, {
+    url: collection,
+    field: 'backends',
+    operationId: 'listTunnelGroupBackends',
+    summary: 'List the tunnel group backends of the account, newest first.',
+    tags,
+    response: TunnelGroupListResponse,
+    list: (caller, beforeId, limit) => groups.list(caller, beforeId, limit),
+    present: presentTunnelGroup,
+    publicUrl,
+  });
 
   app.patch(
     item,
@@ -111,25 +94,13 @@ export async function tunnelGroupRoutes(fastify: FastifyInstance, deps: TunnelGr
     },
   );
 
-  app.delete(
-    item,
-    {
-      schema: {
-        operationId: 'deleteTunnelGroupBackend',
-        summary: 'Delete a tunnel group backend; refused (409) while a TLS edge backend module names it.',
-        tags,
-        security,
-        params: IdParams,
-        response: {
-          204: { type: 'null', description: 'Deleted.' },
-          ...commonErrors,
-          409: errorResponse('A TLS edge backend module names the group: remove or repoint it first.'),
-        },
-      },
-    },
-    async (request, reply) => {
-      await groups.delete(request.principal, request.params.id);
-      return reply.code(204).send(null);
-    },
-  );
+  deleteRoute(app, {
+    url: item,
+    operationId: 'deleteTunnelGroupBackend',
+    summary: 'Delete a tunnel group backend; refused (409) while a TLS edge backend module names it.',
+    tags,
+    deleted: 'Deleted.',
+    errors: { 409: errorResponse('A TLS edge backend module names the group: remove or repoint it first.') },
+    remove: (caller, id) => groups.delete(caller, id),
+  });
 }

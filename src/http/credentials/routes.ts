@@ -4,8 +4,8 @@ import type { Credential } from '../../domain/credentials/types.js';
 import type { CredentialService } from '../../domain/credentials/service.js';
 import { errors } from '../../domain/errors.js';
 import { baseUrl } from '../pipeline/base-url.js';
-import { nextPageUri, parsePaging } from '../common/paging.js';
-import { IdParams, PagingQuery, bodyErrors, commonErrors, errorResponse, security } from '../common/schemas.js';
+import { deleteRoute, getRoute, listRoute } from '../common/resource-routes.js';
+import { IdParams, bodyErrors, commonErrors, errorResponse, security } from '../common/schemas.js';
 import { CreateCredentialBody, CredentialListResponse, CredentialRef, UpdateCredentialBody } from './schemas.js';
 
 export interface CredentialRouteDeps {
@@ -49,45 +49,28 @@ export async function credentialRoutes(fastify: FastifyInstance, deps: Credentia
     },
   );
 
-  app.get(
-    '/credentials/:id',
-    {
-      schema: {
-        operationId: 'getCredential',
-        summary: 'Get a tunnel credential (its token is null).',
-        tags,
-        security,
-        params: IdParams,
-        response: { 200: CredentialRef, ...commonErrors },
-      },
-    },
-    async (request) => present(await credentials.get(request.principal, request.params.id), baseUrl(request, publicUrl)),
-  );
+  getRoute(app, {
+    url: '/credentials/:id',
+    operationId: 'getCredential',
+    summary: 'Get a tunnel credential (its token is null).',
+    tags,
+    response: CredentialRef,
+    get: (caller, id) => credentials.get(caller, id),
+    present,
+    publicUrl,
+  });
 
-  app.get(
-    '/credentials',
-    {
-      schema: {
-        operationId: 'listCredentials',
-        summary: 'List the tunnel credentials of the account, newest first.',
-        tags,
-        security,
-        querystring: PagingQuery,
-        response: { 200: CredentialListResponse, ...commonErrors },
-      },
-    },
-    async (request) => {
-      const { beforeId, limit } = parsePaging(request.query);
-      const page = await credentials.list(request.principal, beforeId, limit);
-      const base = baseUrl(request, publicUrl);
-      const uri = `${base}/credentials`;
-      return {
-        credentials: page.items.map((credential) => present(credential, base)),
-        uri,
-        next_page_uri: nextPageUri(uri, page.items.at(-1)?.id, page.hasMore, limit),
-      };
-    },
-  );
+  listRoute(app, {
+    url: '/credentials',
+    field: 'credentials',
+    operationId: 'listCredentials',
+    summary: 'List the tunnel credentials of the account, newest first.',
+    tags,
+    response: CredentialListResponse,
+    list: (caller, beforeId, limit) => credentials.list(caller, beforeId, limit),
+    present,
+    publicUrl,
+  });
 
   app.patch(
     '/credentials/:id',
@@ -115,23 +98,14 @@ export async function credentialRoutes(fastify: FastifyInstance, deps: Credentia
     },
   );
 
-  app.delete(
-    '/credentials/:id',
-    {
-      schema: {
-        operationId: 'deleteCredential',
-        summary: 'Delete a tunnel credential; its token stops working at once.',
-        tags,
-        security,
-        params: IdParams,
-        response: { 204: { type: 'null', description: 'Deleted.' }, ...commonErrors },
-      },
-    },
-    async (request, reply) => {
-      await credentials.delete(request.principal, request.params.id);
-      return reply.code(204).send(null);
-    },
-  );
+  deleteRoute(app, {
+    url: '/credentials/:id',
+    operationId: 'deleteCredential',
+    summary: 'Delete a tunnel credential; its token stops working at once.',
+    tags,
+    deleted: 'Deleted.',
+    remove: (caller, id) => credentials.delete(caller, id),
+  });
 }
 
 /** The wire shape of SPEC §5.1: empty description and metadata are left out. */

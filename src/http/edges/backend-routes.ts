@@ -1,10 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Static } from 'typebox';
-import type { BackendInput, TlsEdgeService } from '../../domain/edges/service.js';
-import { errors } from '../../domain/errors.js';
+import type { TlsEdgeService } from '../../domain/edges/service.js';
+import { deleteRoute, getRoute } from '../common/resource-routes.js';
 import { IdParams, bodyErrors, commonErrors, security } from '../common/schemas.js';
 import { baseUrl } from '../pipeline/base-url.js';
+import { moduleOfPutBody } from './module-body.js';
 import { presentBackend } from './present.js';
 import { BackendModuleRef, ReplaceBackendBody } from './schemas.js';
 
@@ -30,55 +30,29 @@ export async function backendModuleRoutes(fastify: FastifyInstance, deps: { edge
       },
     },
     async (request) => {
-      const module = moduleOfPutBody(request.body, request.params.id);
-      const field = request.body.module != null ? 'module.backend_id' : 'backend_id';
+      const { enabled, value, field } = moduleOfPutBody(request.body, request.params.id, 'backend_id', 'is required: send the id of a tunnel group backend (bkdtg_…)');
+      const module = { enabled, backendId: value };
       return presentBackend(await edges.replaceBackend(request.principal, request.params.id, module, field), baseUrl(request, publicUrl));
     },
   );
 
-  app.get(
+  getRoute(app, {
     url,
-    {
-      schema: {
-        operationId: 'getTlsEdgeBackendModule',
-        summary: 'Get the backend module of a TLS edge; 404 when it has none.',
-        tags,
-        security,
-        params: IdParams,
-        response: { 200: BackendModuleRef, ...commonErrors },
-      },
-    },
-    async (request) => presentBackend(await edges.getBackend(request.principal, request.params.id), baseUrl(request, publicUrl)),
-  );
+    operationId: 'getTlsEdgeBackendModule',
+    summary: 'Get the backend module of a TLS edge; 404 when it has none.',
+    tags,
+    response: BackendModuleRef,
+    get: (caller, id) => edges.getBackend(caller, id),
+    present: presentBackend,
+    publicUrl,
+  });
 
-  app.delete(
+  deleteRoute(app, {
     url,
-    {
-      schema: {
-        operationId: 'deleteTlsEdgeBackendModule',
-        summary: 'Remove the backend module of a TLS edge (also when it has none); its connections are then closed.',
-        tags,
-        security,
-        params: IdParams,
-        response: { 204: { type: 'null', description: 'Removed.' }, ...commonErrors },
-      },
-    },
-    async (request, reply) => {
-      await edges.deleteBackend(request.principal, request.params.id);
-      return reply.code(204).send(null);
-    },
-  );
-}
-
-/** The flat module (Python, docs), or the npm/Rust/Java wrapper whose id must match the path. */
-function moduleOfPutBody(body: Static<typeof ReplaceBackendBody>, pathId: string): BackendInput {
-  if (body.id != null && body.id !== pathId) throw errors.invalidField('id', 'must equal the id in the path');
-  if (body.module != null) {
-    for (const flat of ['enabled', 'backend_id'] as const) {
-      if (body[flat] != null) throw errors.unknownField(flat, ['id', 'module']);
-    }
-    return { enabled: body.module.enabled ?? undefined, backendId: body.module.backend_id };
-  }
-  if (body.backend_id == null) throw errors.invalidField('backend_id', 'is required: send the id of a tunnel group backend (bkdtg_…)');
-  return { enabled: body.enabled ?? undefined, backendId: body.backend_id };
+    operationId: 'deleteTlsEdgeBackendModule',
+    summary: 'Remove the backend module of a TLS edge (also when it has none); its connections are then closed.',
+    tags,
+    deleted: 'Removed.',
+    remove: (caller, id) => edges.deleteBackend(caller, id),
+  });
 }

@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { TlsEdgeService } from '../../domain/edges/service.js';
 import { errors } from '../../domain/errors.js';
 import { baseUrl } from '../pipeline/base-url.js';
-import { nextPageUri, parsePaging } from '../common/paging.js';
-import { IdParams, PagingQuery, bodyErrors, commonErrors, security } from '../common/schemas.js';
+import { deleteRoute, getRoute, listRoute } from '../common/resource-routes.js';
+import { IdParams, bodyErrors, commonErrors, security } from '../common/schemas.js';
 import { presentEdge } from './present.js';
 import { CreateTlsEdgeBody, TlsEdgeListResponse, TlsEdgeRef, UpdateTlsEdgeBody } from './schemas.js';
 
@@ -45,45 +45,28 @@ export async function tlsEdgeRoutes(fastify: FastifyInstance, deps: EdgeRouteDep
     },
   );
 
-  app.get(
-    '/edges/tls/:id',
-    {
-      schema: {
-        operationId: 'getTlsEdge',
-        summary: 'Get a TLS edge.',
-        tags,
-        security,
-        params: IdParams,
-        response: { 200: TlsEdgeRef, ...commonErrors },
-      },
-    },
-    async (request) => presentEdge(await edges.get(request.principal, request.params.id), baseUrl(request, publicUrl)),
-  );
+  getRoute(app, {
+    url: '/edges/tls/:id',
+    operationId: 'getTlsEdge',
+    summary: 'Get a TLS edge.',
+    tags,
+    response: TlsEdgeRef,
+    get: (caller, id) => edges.get(caller, id),
+    present: presentEdge,
+    publicUrl,
+  });
 
-  app.get(
-    '/edges/tls',
-    {
-      schema: {
-        operationId: 'listTlsEdges',
-        summary: 'List the TLS edges of the account, newest first.',
-        tags,
-        security,
-        querystring: PagingQuery,
-        response: { 200: TlsEdgeListResponse, ...commonErrors },
-      },
-    },
-    async (request) => {
-      const { beforeId, limit } = parsePaging(request.query);
-      const page = await edges.list(request.principal, beforeId, limit);
-      const base = baseUrl(request, publicUrl);
-      const uri = `${base}/edges/tls`;
-      return {
-        tls_edges: page.items.map((edge) => presentEdge(edge, base)),
-        uri,
-        next_page_uri: nextPageUri(uri, page.items.at(-1)?.id, page.hasMore, limit),
-      };
-    },
-  );
+  listRoute(app, {
+    url: '/edges/tls',
+    field: 'tls_edges',
+    operationId: 'listTlsEdges',
+    summary: 'List the TLS edges of the account, newest first.',
+    tags,
+    response: TlsEdgeListResponse,
+    list: (caller, beforeId, limit) => edges.list(caller, beforeId, limit),
+    present: presentEdge,
+    publicUrl,
+  });
 
   app.patch(
     '/edges/tls/:id',
@@ -113,21 +96,12 @@ export async function tlsEdgeRoutes(fastify: FastifyInstance, deps: EdgeRouteDep
     },
   );
 
-  app.delete(
-    '/edges/tls/:id',
-    {
-      schema: {
-        operationId: 'deleteTlsEdge',
-        summary: 'Delete a TLS edge and its modules.',
-        tags,
-        security,
-        params: IdParams,
-        response: { 204: { type: 'null', description: 'Deleted.' }, ...commonErrors },
-      },
-    },
-    async (request, reply) => {
-      await edges.delete(request.principal, request.params.id);
-      return reply.code(204).send(null);
-    },
-  );
+  deleteRoute(app, {
+    url: '/edges/tls/:id',
+    operationId: 'deleteTlsEdge',
+    summary: 'Delete a TLS edge and its modules.',
+    tags,
+    deleted: 'Deleted.',
+    remove: (caller, id) => edges.delete(caller, id),
+  });
 }

@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Static } from 'typebox';
-import type { TlsEdgeService, TrafficPolicyInput } from '../../domain/edges/service.js';
-import { errors } from '../../domain/errors.js';
+import type { TlsEdgeService } from '../../domain/edges/service.js';
+import { deleteRoute } from '../common/resource-routes.js';
 import { IdParams, bodyErrors, commonErrors, security } from '../common/schemas.js';
+import { moduleOfPutBody } from './module-body.js';
 import { presentModule } from './present.js';
 import { ReplaceTrafficPolicyBody, TrafficPolicyModuleRef } from './schemas.js';
 
@@ -28,12 +28,12 @@ export async function trafficPolicyRoutes(fastify: FastifyInstance, deps: { edge
       },
     },
     async (request) => {
-      const module = moduleOfPutBody(request.body, request.params.id);
-      const field = request.body.module != null ? 'module.value' : 'value';
-      return presentModule(await edges.replaceTrafficPolicy(request.principal, request.params.id, module, field));
+      const { enabled, value, field } = moduleOfPutBody(request.body, request.params.id, 'value', 'is required: send the policy document as a string');
+      return presentModule(await edges.replaceTrafficPolicy(request.principal, request.params.id, { enabled, value }, field));
     },
   );
 
+  // Written out rather than getRoute(): the module has no uri, so no base URL to build.
   app.get(
     url,
     {
@@ -49,34 +49,12 @@ export async function trafficPolicyRoutes(fastify: FastifyInstance, deps: { edge
     async (request) => presentModule(await edges.getTrafficPolicy(request.principal, request.params.id)),
   );
 
-  app.delete(
+  deleteRoute(app, {
     url,
-    {
-      schema: {
-        operationId: 'deleteTlsEdgeTrafficPolicyModule',
-        summary: 'Remove the traffic policy module of a TLS edge (also when it has none).',
-        tags,
-        security,
-        params: IdParams,
-        response: { 204: { type: 'null', description: 'Removed.' }, ...commonErrors },
-      },
-    },
-    async (request, reply) => {
-      await edges.deleteTrafficPolicy(request.principal, request.params.id);
-      return reply.code(204).send(null);
-    },
-  );
-}
-
-/** SPEC §7.2: the flat module, or the npm/Rust/Java wrapper whose id must match the path. */
-function moduleOfPutBody(body: Static<typeof ReplaceTrafficPolicyBody>, pathId: string): TrafficPolicyInput {
-  if (body.id != null && body.id !== pathId) throw errors.invalidField('id', 'must equal the id in the path');
-  if (body.module != null) {
-    for (const flat of ['enabled', 'value'] as const) {
-      if (body[flat] != null) throw errors.unknownField(flat, ['id', 'module']);
-    }
-    return { enabled: body.module.enabled ?? undefined, value: body.module.value };
-  }
-  if (body.value == null) throw errors.invalidField('value', 'is required: send the policy document as a string');
-  return { enabled: body.enabled ?? undefined, value: body.value };
+    operationId: 'deleteTlsEdgeTrafficPolicyModule',
+    summary: 'Remove the traffic policy module of a TLS edge (also when it has none).',
+    tags,
+    deleted: 'Removed.',
+    remove: (caller, id) => edges.deleteTrafficPolicy(caller, id),
+  });
 }

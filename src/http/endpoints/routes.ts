@@ -1,58 +1,37 @@
 import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ListedEndpoint } from '../../domain/tunnels/types.js';
-import { baseUrl } from '../pipeline/base-url.js';
-import { nextPageUri, parsePaging } from '../common/paging.js';
+import { getRoute, listRoute } from '../common/resource-routes.js';
 import { ref, wireTime } from '../common/refs.js';
-import { IdParams, PagingQuery, commonErrors, security } from '../common/schemas.js';
 import type { LiveObjectRouteDeps } from '../tunnel-sessions/routes.js';
 import { EndpointListResponse, EndpointRef } from './schemas.js';
 
 const tags = ['Endpoints'];
 
-export async function endpointRoutes(fastify: FastifyInstance, deps: LiveObjectRouteDeps): Promise<void> {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+export async function endpointRoutes(app: FastifyInstance, deps: LiveObjectRouteDeps): Promise<void> {
   const { live, publicUrl } = deps;
 
-  app.get(
-    '/endpoints',
-    {
-      schema: {
-        operationId: 'listEndpoints',
-        summary: 'List the public URLs and addresses the account serves now, newest first.',
-        tags,
-        security,
-        querystring: PagingQuery,
-        response: { 200: EndpointListResponse, ...commonErrors },
-      },
-    },
-    async (request) => {
-      const { beforeId, limit } = parsePaging(request.query);
-      const page = await live.listEndpoints(request.principal, beforeId, limit);
-      const base = baseUrl(request, publicUrl);
-      const uri = `${base}/endpoints`;
-      return {
-        endpoints: page.items.map((endpoint) => presentEndpoint(endpoint, base)),
-        uri,
-        next_page_uri: nextPageUri(uri, page.items.at(-1)?.id, page.hasMore, limit),
-      };
-    },
-  );
+  listRoute(app, {
+    url: '/endpoints',
+    field: 'endpoints',
+    operationId: 'listEndpoints',
+    summary: 'List the public URLs and addresses the account serves now, newest first.',
+    tags,
+    response: EndpointListResponse,
+    list: (caller, beforeId, limit) => live.listEndpoints(caller, beforeId, limit),
+    present: presentEndpoint,
+    publicUrl,
+  });
 
-  app.get(
-    '/endpoints/:id',
-    {
-      schema: {
-        operationId: 'getEndpoint',
-        summary: 'Get one endpoint.',
-        tags,
-        security,
-        params: IdParams,
-        response: { 200: EndpointRef, ...commonErrors },
-      },
-    },
-    async (request) => presentEndpoint(await live.getEndpoint(request.principal, request.params.id), baseUrl(request, publicUrl)),
-  );
+  getRoute(app, {
+    url: '/endpoints/:id',
+    operationId: 'getEndpoint',
+    summary: 'Get one endpoint.',
+    tags,
+    response: EndpointRef,
+    get: (caller, id) => live.getEndpoint(caller, id),
+    present: presentEndpoint,
+    publicUrl,
+  });
 }
 
 /** The reference's ephemeral endpoint; fields it leaves out when empty are left out. */

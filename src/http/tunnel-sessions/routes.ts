@@ -4,10 +4,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errors } from '../../domain/errors.js';
 import type { LiveObjectService } from '../../domain/tunnels/live-objects.js';
 import type { SessionCommand, TunnelSession } from '../../domain/tunnels/types.js';
-import { baseUrl } from '../pipeline/base-url.js';
-import { nextPageUri, parsePaging } from '../common/paging.js';
+import { getRoute, listRoute } from '../common/resource-routes.js';
 import { ref, wireTime } from '../common/refs.js';
-import { IdParams, PagingQuery, bodyErrors, commonErrors, errorResponse, security } from '../common/schemas.js';
+import { IdParams, bodyErrors, commonErrors, errorResponse, security } from '../common/schemas.js';
 import { SessionCommandBody, TunnelSessionListResponse, TunnelSessionRef } from './schemas.js';
 
 export interface LiveObjectRouteDeps {
@@ -27,45 +26,28 @@ export async function tunnelSessionRoutes(fastify: FastifyInstance, deps: LiveOb
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { live, publicUrl } = deps;
 
-  app.get(
-    '/tunnel_sessions',
-    {
-      schema: {
-        operationId: 'listTunnelSessions',
-        summary: 'List the agent sessions of the account, newest first.',
-        tags,
-        security,
-        querystring: PagingQuery,
-        response: { 200: TunnelSessionListResponse, ...commonErrors },
-      },
-    },
-    async (request) => {
-      const { beforeId, limit } = parsePaging(request.query);
-      const page = await live.listSessions(request.principal, beforeId, limit);
-      const base = baseUrl(request, publicUrl);
-      const uri = `${base}/tunnel_sessions`;
-      return {
-        tunnel_sessions: page.items.map((session) => presentSession(session, base)),
-        uri,
-        next_page_uri: nextPageUri(uri, page.items.at(-1)?.id, page.hasMore, limit),
-      };
-    },
-  );
+  listRoute(app, {
+    url: '/tunnel_sessions',
+    field: 'tunnel_sessions',
+    operationId: 'listTunnelSessions',
+    summary: 'List the agent sessions of the account, newest first.',
+    tags,
+    response: TunnelSessionListResponse,
+    list: (caller, beforeId, limit) => live.listSessions(caller, beforeId, limit),
+    present: presentSession,
+    publicUrl,
+  });
 
-  app.get(
-    '/tunnel_sessions/:id',
-    {
-      schema: {
-        operationId: 'getTunnelSession',
-        summary: 'Get one agent session.',
-        tags,
-        security,
-        params: IdParams,
-        response: { 200: TunnelSessionRef, ...commonErrors },
-      },
-    },
-    async (request) => presentSession(await live.getSession(request.principal, request.params.id), baseUrl(request, publicUrl)),
-  );
+  getRoute(app, {
+    url: '/tunnel_sessions/:id',
+    operationId: 'getTunnelSession',
+    summary: 'Get one agent session.',
+    tags,
+    response: TunnelSessionRef,
+    get: (caller, id) => live.getSession(caller, id),
+    present: presentSession,
+    publicUrl,
+  });
 
   for (const [command, { summary, code }] of Object.entries(COMMANDS) as [SessionCommand, (typeof COMMANDS)[SessionCommand]][]) {
     app.post(

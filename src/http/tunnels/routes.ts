@@ -1,58 +1,37 @@
 import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { TunnelView } from '../../domain/tunnels/live-objects.js';
-import { baseUrl } from '../pipeline/base-url.js';
-import { nextPageUri, parsePaging } from '../common/paging.js';
+import { getRoute, listRoute } from '../common/resource-routes.js';
 import { ref, wireTime } from '../common/refs.js';
-import { IdParams, PagingQuery, commonErrors, security } from '../common/schemas.js';
 import type { LiveObjectRouteDeps } from '../tunnel-sessions/routes.js';
 import { TunnelListResponse, TunnelRef } from './schemas.js';
 
 const tags = ['Tunnels'];
 
-export async function tunnelRoutes(fastify: FastifyInstance, deps: LiveObjectRouteDeps): Promise<void> {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+export async function tunnelRoutes(app: FastifyInstance, deps: LiveObjectRouteDeps): Promise<void> {
   const { live, publicUrl } = deps;
 
-  app.get(
-    '/tunnels',
-    {
-      schema: {
-        operationId: 'listTunnels',
-        summary: 'List the tunnels of the account (binds and labeled tunnels), newest first.',
-        tags,
-        security,
-        querystring: PagingQuery,
-        response: { 200: TunnelListResponse, ...commonErrors },
-      },
-    },
-    async (request) => {
-      const { beforeId, limit } = parsePaging(request.query);
-      const page = await live.listTunnels(request.principal, beforeId, limit);
-      const base = baseUrl(request, publicUrl);
-      const uri = `${base}/tunnels`;
-      return {
-        tunnels: page.items.map((tunnel) => presentTunnel(tunnel, base)),
-        uri,
-        next_page_uri: nextPageUri(uri, page.items.at(-1)?.id, page.hasMore, limit),
-      };
-    },
-  );
+  listRoute(app, {
+    url: '/tunnels',
+    field: 'tunnels',
+    operationId: 'listTunnels',
+    summary: 'List the tunnels of the account (binds and labeled tunnels), newest first.',
+    tags,
+    response: TunnelListResponse,
+    list: (caller, beforeId, limit) => live.listTunnels(caller, beforeId, limit),
+    present: presentTunnel,
+    publicUrl,
+  });
 
-  app.get(
-    '/tunnels/:id',
-    {
-      schema: {
-        operationId: 'getTunnel',
-        summary: 'Get one tunnel.',
-        tags,
-        security,
-        params: IdParams,
-        response: { 200: TunnelRef, ...commonErrors },
-      },
-    },
-    async (request) => presentTunnel(await live.getTunnel(request.principal, request.params.id), baseUrl(request, publicUrl)),
-  );
+  getRoute(app, {
+    url: '/tunnels/:id',
+    operationId: 'getTunnel',
+    summary: 'Get one tunnel.',
+    tags,
+    response: TunnelRef,
+    get: (caller, id) => live.getTunnel(caller, id),
+    present: presentTunnel,
+    publicUrl,
+  });
 }
 
 /** AGENT-PROTOCOL.md §9: what a bound or a labeled tunnel does not have is left out. */
