@@ -250,9 +250,13 @@ describe('the ngrok SDK on one burrow server', () => {
     await refused(session.httpEndpoint().oauth('google').listen(false), 'ERR_NGROK_301', /OAuth/);
     await refused(session.httpEndpoint().compression().listen(false), 'ERR_NGROK_301', /Compression/);
     await refused(session.httpEndpoint().requestHeader('x-a', 'b').listen(false), 'ERR_NGROK_301', /RequestHeaders/);
-    // Served options bind.
+    // An internal endpoint would be public here: refused rather than exposed.
+    await refused(session.tcpEndpoint().binding('internal').listen(false), 'ERR_NGROK_301', /Bindings/);
+    // Served options bind; so does the public binding, which is what every endpoint here is.
     const restricted = await session.httpEndpoint().allowCidr('10.0.0.0/8').denyCidr('10.1.0.0/16').listen(false);
     await restricted.close();
+    const publicBinding = await session.httpEndpoint().binding('public').listen(false);
+    await publicBinding.close();
   });
 
   it("closes a deleted credential's session within 1 s", async () => {
