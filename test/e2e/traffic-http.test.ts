@@ -172,12 +172,13 @@ for (const scheme of ['http', 'https'] as const) {
 
     test('Connection: close and HTTP/1.0: the answer is relayed and burrow closes the connection after it', { timeout: 30_000 }, async () => {
       const port = scheme === 'http' ? server.httpPort : server.tlsPort;
-      const exchange = async (head: string, body = ''): Promise<string> => {
+      const exchange = async (head: string, body = '', halfClose = false): Promise<string> => {
         const socket: net.Socket =
           scheme === 'http'
             ? (await import('node:net')).connect(port, '127.0.0.1')
             : tls.connect({ host: '127.0.0.1', port, servername: host, ca: burrowCa });
-        socket.write(head + body);
+        if (halfClose) socket.end(head + body);
+        else socket.write(head + body);
         const chunks: Buffer[] = [];
         socket.on('data', (chunk: Buffer) => chunks.push(chunk));
         // No client-side close: burrow must end the connection once the answer is through.
@@ -199,6 +200,12 @@ for (const scheme of ['http', 'https'] as const) {
         assert.equal(seen.headers['x-forwarded-for'], '203.0.113.9, 127.0.0.1');
         assert.equal(seen.headers['x-forwarded-proto'], scheme);
         assert.equal(seen.headers['x-forwarded-host'], host);
+      }
+      // A client that half-closes once its request is out still gets the whole answer.
+      for (const connection of ['Connection: close\r\n', '']) {
+        const halfClosed = await exchange(`GET /echo-headers HTTP/1.1\r\nHost: ${host}\r\n${connection}\r\n`, '', true);
+        assert.match(halfClosed, /^HTTP\/1\.1 200 OK\r\n/, connection);
+        assert.match(halfClosed, /\r\n\r\n\{"headers":\{/, connection);
       }
       // A request pipelined behind one that closes the connection is not read: the first answer
       // arrives whole, with no 400 in front of it and nothing after it.

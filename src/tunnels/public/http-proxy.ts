@@ -47,6 +47,10 @@ export class HttpProxy {
       { requestTimeout: 0, headersTimeout: 30_000, keepAliveTimeout: 30_000, highWaterMark: SOCKET_BUFFER },
       (req, res) => this.onRequest(req, res),
     );
+    // A client that half-closes after its request still gets the answer in flight, then the close
+    // (Node's default ends the socket at the client's FIN, dropping that answer). The property is
+    // Node's own switch for this, undocumented but in every version.
+    (this.server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     this.server.on('connection', (socket: Socket) => {
       if (!this.states.has(socket)) this.adopt(socket, options.record(socket));
     });
