@@ -1,10 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import * as ngrokAgent from '@ngrok/ngrok';
 import { Ngrok } from '@ngrok/ngrok-api';
+import { freePorts } from '../helpers/data-plane.js';
 import { apiError, rejection, within } from '../helpers/ngrok-client.js';
 import { cleanupProcesses, makeTempDir, startServer, type ServerProcess } from '../helpers/server-process.js';
 
@@ -24,18 +24,9 @@ let caCert: Buffer;
 let agentAddr: string;
 const sessions: ngrokAgent.Session[] = [];
 
-/** A port free at the time of asking. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 before(async () => {
   const tlsDir = makeTempDir('burrow-tls-');
-  const [agentPort, httpPort, tlsPort, tcpPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [agentPort, httpPort, tlsPort, tcpPort] = (await freePorts(4)) as [number, number, number, number];
   server = await startServer({
     env: {
       AGENT_PORT: String(agentPort),

@@ -20,30 +20,31 @@ function isFree(port: number): Promise<boolean> {
 /** Ports handed out by this process, so two helpers never pick the same one. */
 const handedOut = new Set<number>();
 
+/**
+ * Ports are picked from 21000–30999, below the kernel's ephemeral range (32768+ here): a port
+ * picked by listening on 0 and closing could be handed again to the next listener on port 0 (a
+ * server's PORT=0 API listener took an edge port that way once).
+ */
+const PICK_FROM = 21_000;
+const PICK_SPAN = 10_000;
+
 /** `count` distinct free ports (not necessarily consecutive). */
 export async function freePorts(count: number): Promise<number[]> {
   const ports: number[] = [];
-  while (ports.length < count) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const server = net.createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        const address = server.address();
-        server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-      });
-    });
-    if (port > 0 && !handedOut.has(port)) {
-      handedOut.add(port);
-      ports.push(port);
-    }
+  for (let attempt = 0; ports.length < count; attempt++) {
+    if (attempt >= 200 * count) throw new Error('no free port found');
+    const port = PICK_FROM + Math.floor(Math.random() * PICK_SPAN);
+    if (handedOut.has(port) || !(await isFree(port))) continue;
+    handedOut.add(port);
+    ports.push(port);
   }
   return ports;
 }
 
-/** A range of `size` consecutive free ports, away from the kernel's ephemeral range. */
+/** A range of `size` consecutive free ports. */
 export async function freePortRange(size: number): Promise<{ first: number; last: number }> {
   for (let attempt = 0; attempt < 200; attempt++) {
-    const first = 21_000 + Math.floor(Math.random() * 10_000);
+    const first = PICK_FROM + Math.floor(Math.random() * (PICK_SPAN - size));
     const ports = Array.from({ length: size }, (_, i) => first + i);
     if (ports.some((port) => handedOut.has(port))) continue;
     if ((await Promise.all(ports.map(isFree))).every(Boolean)) {
