@@ -15,6 +15,9 @@ import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect']);
+/** An answer's body is framed anew by Node, so its Transfer-Encoding goes too. */
+const ANSWER_HOP_BY_HOP = new Set([...HOP_BY_HOP, 'transfer-encoding']);
+const NOTHING: ReadonlySet<string> = new Set();
 const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
 /** An idle stream to the agent is closed before a local server's own idle timeout (Node's is 5 s). */
 const UPSTREAM_IDLE_MS = 4_000;
@@ -104,12 +107,7 @@ export class HttpProxy {
     });
     upstream.on('response', (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, responseHeaders(answer));
-      answer.prependListener('data', (chunk: Buffer) => corkForTurn(req.socket, chunk));
-      // pipe(), not pipeline(): see splice.ts. An answer cut short must not leave the client waiting.
-      answer.pipe(res);
-      finished(answer, (error) => {
-        if (error) res.destroy();
-      });
+      relayAnswer(answer, res, req.socket);
     });
     upstream.on('error', () => {
       if (!res.headersSent) badGateway(res, host!);
@@ -119,7 +117,10 @@ export class HttpProxy {
     res.once('close', () => {
       if (!res.writableFinished) upstream.destroy();
     });
-    req.pipe(upstream);
+    // Most requests have no body (neither length nor chunking: RFC 9112 §6.3): nothing to pipe,
+    // and a pipe is a handful of listeners per request. Node drains the empty request itself.
+    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) upstream.end();
+    else req.pipe(upstream);
   }
 
   /**
@@ -275,6 +276,26 @@ class StreamAgent extends http.Agent {
   }
 }
 
+/**
+ * The agent's answer, body to the client: what `pipe()` does (backpressure both ways), with the
+ * few listeners this needs instead of pipe's and `finished()`'s dozen per request, and each
+ * large chunk corked for the turn (splice.ts). An answer cut short must not leave the client
+ * waiting: the client connection is closed.
+ */
+function relayAnswer(answer: http.IncomingMessage, res: http.ServerResponse, socket: Duplex): void {
+  answer.on('data', (chunk: Buffer) => {
+    corkForTurn(socket, chunk);
+    if (!res.write(chunk)) answer.pause();
+  });
+  res.on('drain', () => answer.resume());
+  answer.once('end', () => res.end());
+  // Node emits 'error' on an answer cut short only when someone listens; 'close' comes either way.
+  answer.once('error', () => res.destroy());
+  answer.once('close', () => {
+    if (!answer.complete) res.destroy();
+  });
+}
+
 /** The Host header's host: lower-case, without port or trailing dot; undefined when absent or bad. */
 export function hostOf(header: string | undefined): string | undefined {
   if (!header) return undefined;
@@ -296,7 +317,7 @@ export function hostOf(header: string | undefined): string | undefined {
 
 /** The request's headers as sent to the agent: hop-by-hop ones dropped (kept for an upgrade), X-Forwarded-* set. */
 export function requestHeaders(req: http.IncomingMessage, scheme: string, clientIp: string, upgrade: boolean): string[] {
-  const drop = upgrade ? new Set<string>() : new Set([...HOP_BY_HOP, ...connectionTokens(req.headers.connection)]);
+  const drop = upgrade ? NOTHING : withConnectionTokens(HOP_BY_HOP, req.headers.connection);
   const out: string[] = [];
   let forwardedFor: string | undefined;
   const raw = req.rawHeaders;
@@ -318,15 +339,18 @@ export function requestHeaders(req: http.IncomingMessage, scheme: string, client
 
 /** The agent's answer headers for the client: hop-by-hop ones dropped; Node frames the body anew. */
 function responseHeaders(answer: http.IncomingMessage): string[] {
-  const drop = new Set([...HOP_BY_HOP, 'transfer-encoding', ...connectionTokens(answer.headers.connection)]);
+  const drop = withConnectionTokens(ANSWER_HOP_BY_HOP, answer.headers.connection);
   const out: string[] = [];
   const raw = answer.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) if (!drop.has(raw[i]!.toLowerCase())) out.push(raw[i]!, raw[i + 1]!);
   return out;
 }
 
-function connectionTokens(value: string | undefined): string[] {
-  return value ? value.split(',').map((token) => token.trim().toLowerCase()).filter(Boolean) : [];
+/** `base` plus the headers a Connection header names (the shared set when it names none beyond, as for `keep-alive`). */
+function withConnectionTokens(base: ReadonlySet<string>, connection: string | undefined): ReadonlySet<string> {
+  if (!connection) return base;
+  const tokens = connection.split(',').map((token) => token.trim().toLowerCase()).filter((token) => token !== '' && !base.has(token));
+  return tokens.length === 0 ? base : new Set([...base, ...tokens]);
 }
 
 function offlineText(host: string): string {
