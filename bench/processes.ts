@@ -139,8 +139,9 @@ export interface BurrowCommand {
 
 export function burrowCommand(fromSource: boolean): BurrowCommand {
   return fromSource
-    ? { args: ['--import', 'tsx', 'src/cli/main.ts', 'serve'], describe: 'node --import tsx src/cli/main.ts serve' }
-    : { args: ['dist/cli/main.js', 'serve'], describe: 'node dist/cli/main.js serve' };
+    ? { args: ['--no-memory-reducer', '--import', 'tsx', 'src/cli/main.ts', 'serve'], describe: 'node --no-memory-reducer --import tsx src/cli/main.ts serve' }
+    : // as `npm start` runs it (README, Performance: why the flag)
+      { args: ['--no-memory-reducer', 'dist/cli/main.js', 'serve'], describe: 'node --no-memory-reducer dist/cli/main.js serve' };
 }
 
 /** burrow's default, so the figures include the one log line per request a real deployment writes. */
