@@ -14,11 +14,24 @@ export function createLogger(level: LevelWithSilent, destination?: pino.Destinat
     {
       level,
       base: undefined,
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: () => `,"time":"${isoTimeNow()}"`,
       formatters: { log: scrubSecrets },
     },
     destination ?? stdoutDestination(),
   );
+}
+
+let lastMs = 0;
+let lastTime = '';
+
+/** Now in ISO 8601 (pino's isoTime), formatted once per millisecond however many lines share it. */
+export function isoTimeNow(): string {
+  const now = Date.now();
+  if (now !== lastMs) {
+    lastMs = now;
+    lastTime = new Date(now).toISOString();
+  }
+  return lastTime;
 }
 
 const SECRET_KEYS = new Set(['authorization', 'token', 'secret', 'key', 'api_key', 'apiKey', 'password', 'cookie']);
@@ -56,16 +69,9 @@ export function requestLineWriter(logger: Pick<BaseLogger, 'info'>): (line: Requ
   const pinoLogger = logger as unknown as PinoLogger;
   const stream = (pinoLogger as unknown as Record<symbol, { write(text: string): void }>)[pino.symbols.streamSym];
   if (!stream) return (line) => logger.info(line, 'request completed');
-  let lastMs = 0;
-  let lastTime = '';
   return (line) => {
     if (!pinoLogger.isLevelEnabled('info')) return;
-    const now = Date.now();
-    if (now !== lastMs) {
-      lastMs = now;
-      lastTime = new Date(now).toISOString();
-    }
-    let text = `{"level":30,"time":"${lastTime}","operation_id":${JSON.stringify(line.operationId)},"method":${JSON.stringify(line.method)}`;
+    let text = `{"level":30,"time":"${isoTimeNow()}","operation_id":${JSON.stringify(line.operationId)},"method":${JSON.stringify(line.method)}`;
     if (line.route !== undefined) text += `,"route":${JSON.stringify(line.route)}`;
     text += `,"status":${line.status}`;
     if (line.errorCode !== undefined) text += `,"error_code":${JSON.stringify(line.errorCode)}`;
