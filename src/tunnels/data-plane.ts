@@ -14,6 +14,8 @@ import { createPublicTraffic, type PublicListener } from './public/index.js';
 import { edgeRouting } from './edges/edge-routing.js';
 import type { EdgeRouteReader } from '../domain/edges/types.js';
 import { agentTlsMaterial, edgeTlsMaterial } from './tls/material.js';
+import { CertificateRenewal } from './tls/renewal.js';
+import { EdgeCertificates } from './public/edge-certificates.js';
 
 export interface DataPlaneOptions {
   readonly config: TunnelConfig;
@@ -52,12 +54,9 @@ export function edgeSettingsOf(config: TunnelConfig): EdgeSettings {
 
 export async function createDataPlane(options: DataPlaneOptions): Promise<DataPlane> {
   const { config, logger, repository } = options;
-  const material = await agentTlsMaterial({
-    tlsDir: config.tlsDir,
-    certFile: config.agentTlsCert,
-    keyFile: config.agentTlsKey,
-    extraHostname: config.agentHostname,
-  });
+  const loadAgentTls = () =>
+    agentTlsMaterial({ tlsDir: config.tlsDir, certFile: config.agentTlsCert, keyFile: config.agentTlsKey, extraHostname: config.agentHostname });
+  const material = await loadAgentTls();
   for (const warning of material.warnings) logger.warn({ warning }, 'agent TLS certificate');
   const edge = edgeSettingsOf(config);
   const ingress = new AgentIngress(
@@ -81,11 +80,17 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   const agentListener = new AgentListener({ host: config.agentHost, port: config.agentPort, cert: material.cert, key: material.key }, sessions);
   const revocation = new RevocationWatch(sessions, repository, edge, logger);
   const commands = new SessionCommands(options.instanceId, sessions, repository, logger);
-  const edgeTls =
-    config.edgeTlsPort > 0
-      ? await edgeTlsMaterial({ tlsDir: config.tlsDir, certFile: config.edgeTlsCert, keyFile: config.edgeTlsKey, edgeDomain: config.edgeDomain })
-      : undefined;
+  const loadEdgeTls = () => edgeTlsMaterial({ tlsDir: config.tlsDir, certFile: config.edgeTlsCert, keyFile: config.edgeTlsKey, edgeDomain: config.edgeDomain });
+  const edgeTls = config.edgeTlsPort > 0 ? await loadEdgeTls() : undefined;
   for (const warning of edgeTls?.warnings ?? []) logger.warn({ warning }, 'edge TLS certificate');
+  const edgeCertificates = edgeTls ? new EdgeCertificates(edgeTls) : undefined;
+  const renewal = new CertificateRenewal(
+    [
+      { name: 'agent', current: material.cert, load: loadAgentTls, apply: ({ cert, key }) => agentListener.replaceCertificate(cert, key) },
+      ...(edgeTls && edgeCertificates ? [{ name: 'edge', current: edgeTls.cert, load: loadEdgeTls, apply: (m: { cert: string; key: string }) => edgeCertificates.replace(m) }] : []),
+    ],
+    logger,
+  );
   const publicListeners = createPublicTraffic({
     host: config.edgeHost,
     httpPort: config.edgeHttpPort,
@@ -93,7 +98,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     edge,
     registry,
     connectionOf: (sessionId) => sessions.get(sessionId)?.connection,
-    edgeTls,
+    edgeCertificates,
     resolveEdge: options.edgeRoutes ? edgeRouting(options.edgeRoutes, registry, options.maxPolicyRules, logger, config.edgePublicTlsPort) : undefined,
     logger,
     metrics: options.metrics,
@@ -115,10 +120,12 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     startBackground() {
       revocation.start();
       commands.start();
+      renewal.start();
     },
     stopBackground() {
       revocation.stop();
       commands.stop();
+      renewal.stop();
     },
   };
 }

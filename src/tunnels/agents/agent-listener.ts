@@ -1,6 +1,8 @@
 import tls from 'node:tls';
 import type { AgentSessions } from './agent-sessions.js';
 
+const MIN_VERSION = 'TLSv1.2';
+
 export interface AgentListenerOptions {
   readonly host: string;
   readonly port: number;
@@ -21,7 +23,7 @@ export class AgentListener {
     private readonly options: AgentListenerOptions,
     private readonly sessions: AgentSessions,
   ) {
-    this.server = tls.createServer({ cert: options.cert, key: options.key, handshakeTimeout: 10_000, minVersion: 'TLSv1.2' }, (socket) => {
+    this.server = tls.createServer({ cert: options.cert, key: options.key, handshakeTimeout: 10_000, minVersion: MIN_VERSION }, (socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
       socket.setNoDelay(true);
@@ -30,6 +32,11 @@ export class AgentListener {
     });
     // A failed handshake is the client's problem: never the process's.
     this.server.on('tlsClientError', (_error, socket) => socket.destroy());
+  }
+
+  /** A renewed certificate, for connections from now on (those open keep theirs). */
+  replaceCertificate(cert: string, key: string): void {
+    this.server.setSecureContext({ cert, key, minVersion: MIN_VERSION });
   }
 
   listen(): Promise<string> {

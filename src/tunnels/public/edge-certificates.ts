@@ -6,14 +6,19 @@ import type { TlsMaterial } from '../tls/material.js';
 import { onDemandCertificates, type OnDemandCertificates } from '../tls/on-demand.js';
 
 export class EdgeCertificates {
-  private readonly edge: SecureContext;
-  private readonly dnsNames: readonly string[];
+  private edge!: SecureContext;
+  private dnsNames!: readonly string[];
   private readonly onDemand: OnDemandCertificates | undefined;
 
   constructor(material: Pick<TlsMaterial, 'cert' | 'key' | 'ca'>) {
+    this.replace(material);
+    this.onDemand = material.ca ? onDemandCertificates(material.ca) : undefined;
+  }
+
+  /** The edge certificate, renewed: new connections get it. */
+  replace(material: { cert: string; key: string }): void {
     this.edge = createSecureContext({ cert: material.cert, key: material.key });
     this.dnsNames = certificateNames(material.cert).dnsNames;
-    this.onDemand = material.ca ? onDemandCertificates(material.ca) : undefined;
   }
 
   /** The edge certificate covers `name` (exactly, or by a one-label wildcard). */

@@ -6,9 +6,8 @@ import { publicUrl, type EdgeSettings } from '../../domain/tunnels/binds.js';
 import type { Logger } from '../../observability/logger.js';
 import type { AgentConnection } from '../protocol/index.js';
 import type { TunnelRegistry } from '../registry.js';
-import type { TlsMaterial } from '../tls/material.js';
 import { ConnectionSink, type ConnectionMetrics } from './connections.js';
-import { EdgeCertificates } from './edge-certificates.js';
+import type { EdgeCertificates } from './edge-certificates.js';
 import { HttpProxy } from './http-proxy.js';
 import { KINDS, ProxyOpener } from './opener.js';
 import { splice } from './splice.js';
@@ -35,7 +34,7 @@ export interface PublicTrafficOptions {
   readonly registry: TunnelRegistry;
   readonly connectionOf: (sessionId: string) => AgentConnection | undefined;
   /** The edge certificate (EDGE_TLS_CERT/KEY or issued from the CA); needed with a TLS port. */
-  readonly edgeTls: Pick<TlsMaterial, 'cert' | 'key' | 'ca'> | undefined;
+  readonly edgeCertificates: EdgeCertificates | undefined;
   /** TLS edges by their hostport host; none until edges get backends. */
   readonly resolveEdge?: (sni: string) => Promise<EdgeRoute | undefined>;
   readonly logger: Logger;
@@ -99,7 +98,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
   }
 
   if (options.tlsPort > 0) {
-    if (!options.edgeTls) throw new Error('the TLS port needs the edge certificate');
+    if (!options.edgeCertificates) throw new Error('the TLS port needs the edge certificate');
     const https = new HttpProxy({
       scheme: 'https',
       route: (host) => registry.pool(publicUrl('https', host, edge.tlsPort)),
@@ -113,7 +112,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       opener,
       gate,
       sink,
-      certificates: new EdgeCertificates(options.edgeTls),
+      certificates: options.edgeCertificates,
       https,
     });
     port.server.on('connection', track);

@@ -1,0 +1,53 @@
+// A server that runs longer than its certificate lives: the agent and edge certificates are
+// looked at again twice a day, and a new one (a leaf reissued from burrow's CA within 30 days of
+// its expiry, or the operator's files replaced on disk) is served to new connections at once.
+import type { Logger } from '../../observability/logger.js';
+import type { TlsMaterial } from './material.js';
+
+export const RENEWAL_CHECK_MS = 12 * 3_600_000;
+
+export interface RenewableCertificate {
+  /** For log lines: `agent` or `edge`. */
+  readonly name: string;
+  /** The certificate (PEM) served now. */
+  current: string;
+  /** The material as it should be now (the same loader as at start: it reissues when due). */
+  load(): Promise<Pick<TlsMaterial, 'cert' | 'key' | 'warnings'>>;
+  /** Serves `cert`/`key` to connections from now on. */
+  apply(material: { cert: string; key: string }): void;
+}
+
+export class CertificateRenewal {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly certificates: readonly RenewableCertificate[],
+    private readonly logger: Logger,
+    private readonly intervalMs = RENEWAL_CHECK_MS,
+  ) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.check(), this.intervalMs).unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One look at every certificate; a failure keeps the one served and is logged. */
+  async check(): Promise<void> {
+    for (const certificate of this.certificates) {
+      try {
+        const material = await certificate.load();
+        if (material.cert === certificate.current) continue;
+        certificate.apply(material);
+        certificate.current = material.cert;
+        this.logger.info({ certificate: certificate.name }, 'TLS certificate renewed: new connections get the new one');
+        for (const warning of material.warnings) this.logger.warn({ warning }, `${certificate.name} TLS certificate`);
+      } catch (error) {
+        this.logger.error({ err: error, certificate: certificate.name }, 'TLS certificate renewal failed: the current one is still served');
+      }
+    }
+  }
+}
