@@ -203,7 +203,7 @@ export class AgentSessions {
     const unserved = options.otherOptions.filter((name) => UNSERVED_OPTIONS.has(name) && (name !== 'TLSTermination' || proto === 'tls'));
     if (req.extra.ipPolicyRef !== '') unserved.push('IPPolicyRef');
     // Every endpoint here is public: an internal (or other) binding would be served to anyone.
-    if (req.extra.bindings.some((binding) => binding.toLowerCase() !== 'public')) unserved.push('Bindings');
+    if (req.extra.bindings.some((binding) => binding !== '' && binding.toLowerCase() !== 'public')) unserved.push('Bindings');
     const ask: BindAsk = { proto, hostname: options.hostname, domain: options.domain, subdomain: options.subdomain, addr: options.addr };
     const credential = await this.currentCredential(live);
     const check = (asked: BindAsk) =>

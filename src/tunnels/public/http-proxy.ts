@@ -37,8 +37,8 @@ interface ConnState {
   readonly agents: Map<string, StreamAgent>;
   /** Endpoints (by URL) whose policy admitted this connection: each is evaluated once per connection. */
   readonly admitted: Set<string>;
-  /** Whether bytes of an answer have gone to the client and its end has not (Node's `_httpMessage`, kept here). */
-  answering: () => boolean;
+  /** The latest request's answer (Node's `_httpMessage`, kept here), or `relayed` once a last request's answer is being relayed as bytes. */
+  answer: http.ServerResponse | 'relayed' | undefined;
 }
 
 export class HttpProxy {
@@ -59,13 +59,13 @@ export class HttpProxy {
     });
     this.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
     this.server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
-      answerClientError(error, socket, this.states.get(socket)?.answering() ?? false),
+      answerClientError(error, socket, answerBegun(this.states.get(socket)?.answer)),
     );
   }
 
   /** Serves a connection whose record is already made (a TLS connection terminated by the TLS port). */
   adopt(socket: Duplex, conn: PublicConnection, admittedUrl?: string): void {
-    const state: ConnState = { conn, agents: new Map(), admitted: new Set(admittedUrl === undefined ? [] : [admittedUrl]), answering: () => false };
+    const state: ConnState = { conn, agents: new Map(), admitted: new Set(admittedUrl === undefined ? [] : [admittedUrl]), answer: undefined };
     this.states.set(socket, state);
     socket.once('close', () => {
       for (const agent of state.agents.values()) agent.destroy();
@@ -79,7 +79,7 @@ export class HttpProxy {
       return;
     }
     state.conn.requests++;
-    state.answering = () => res.headersSent && !res.writableFinished;
+    state.answer = res;
     const host = hostOf(req.headers.host);
     const pool = host === undefined ? undefined : this.options.route(host);
     if (!pool) {
@@ -141,7 +141,7 @@ export class HttpProxy {
     stream.write(requestHead(req, headers));
     req.pipe(stream, { end: false });
     let answered = false;
-    state.answering = () => answered;
+    state.answer = 'relayed';
     stream.on('data', (chunk: Buffer) => {
       answered = true;
       corkForTurn(socket, chunk);
@@ -274,6 +274,11 @@ class StreamAgent extends http.Agent {
     this.destroyed = true;
     super.destroy();
   }
+}
+
+/** Whether an answer is under way to the client (a canned one written now would corrupt it). */
+function answerBegun(answer: http.ServerResponse | 'relayed' | undefined): boolean {
+  return answer === 'relayed' || (answer !== undefined && answer.headersSent && !answer.writableFinished);
 }
 
 /**
