@@ -228,6 +228,7 @@ describe('an agent’s policy and IP restriction on a TCP endpoint', () => {
       '          metadata:',
       '            client: "${conn.client_ip}"',
       '            port: "${endpoint.port}"',
+      '            reached: "${conn.server_ip}:${conn.server_port}"',
       '            note: audited',
       '',
     ].join('\n');
@@ -235,7 +236,8 @@ describe('an agent’s policy and IP restriction on a TCP endpoint', () => {
     assert.equal(await tcpOutcome(tunnel.port), 'echo');
     const line = await connectionLine((entry) => Array.isArray(entry.policy_log) && (entry.policy_log[0] as { note?: string }).note === 'audited');
     assert.equal(line.verdict, 'allowed');
-    assert.deepEqual(line.policy_log, [{ client: '127.0.0.1', port: String(tunnel.port), note: 'audited' }]);
+    // the listener is bound to 127.0.0.1: the address and port every connection to it reached
+    assert.deepEqual(line.policy_log, [{ client: '127.0.0.1', port: String(tunnel.port), reached: `127.0.0.1:${tunnel.port}`, note: 'audited' }]);
     await tunnel.listener.close();
   });
 

@@ -5,7 +5,7 @@
  * that validates always has a value here.
  */
 import { checkCel, VARIABLES, type CompiledCel } from './environment.js';
-import { ipv4Text, parseIp, type IpAddress } from './cidr.js';
+import { ipv4Text, parseIpCached, type IpAddress } from './cidr.js';
 import type { PolicyValue } from './types.js';
 import { formatTimestamp } from '../ids.js';
 
@@ -109,11 +109,11 @@ export function newActivation(): Activation {
  * `clientIp` is not an IP address).
  */
 export function fillActivation(activation: Activation, connection: PolicyConnection): IpAddress | null {
-  const client = parseIp(connection.clientIp);
+  const client = parseIpCached(connection.clientIp);
   const conn = activation.conn;
   conn.client_ip = (client && ipv4Text(client)) ?? connection.clientIp;
   conn.client_port = toInt(connection.clientPort);
-  const server = parseIp(connection.serverIp);
+  const server = parseIpCached(connection.serverIp);
   conn.server_ip = (server && ipv4Text(server)) ?? connection.serverIp;
   conn.server_port = toInt(connection.serverPort);
   conn.server_region = connection.region;

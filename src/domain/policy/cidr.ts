@@ -160,6 +160,11 @@ function cached<T>(cache: Map<string, T | null>, text: string, parse: (text: str
   return value;
 }
 
+/** parseIp with the same bounded cache: a client's address is parsed once, not per connection. */
+export function parseIpCached(text: string): IpAddress | null {
+  return cached(ipCache, text, parseIp);
+}
+
 /** CEL inCidrRange(ip, cidr): false for an invalid address or CIDR, never an error. */
 export function inCidrRange(ip: unknown, cidr: unknown): boolean {
   if (typeof ip !== 'string' || typeof cidr !== 'string') return false;
@@ -187,10 +192,17 @@ export function unmapIPv4(ip: IpAddress): IpAddress | null {
   return ip.version === 6 && isV4Mapped(ip.bytes) ? { version: 4, bytes: ip.bytes.slice(12) } : null;
 }
 
-/** The address in its usual text form when it is IPv4 or IPv4-mapped IPv6; otherwise null. */
+const v4Texts = new WeakMap<IpAddress, string | null>();
+
+/** The address in its usual text form when it is IPv4 or IPv4-mapped IPv6; otherwise null (remembered per parsed address). */
 export function ipv4Text(ip: IpAddress): string | null {
-  const v4 = ip.version === 4 ? ip : unmapIPv4(ip);
-  return v4 ? v4.bytes.join('.') : null;
+  let text = v4Texts.get(ip);
+  if (text === undefined) {
+    const v4 = ip.version === 4 ? ip : unmapIPv4(ip);
+    text = v4 ? v4.bytes.join('.') : null;
+    v4Texts.set(ip, text);
+  }
+  return text;
 }
 
 /**

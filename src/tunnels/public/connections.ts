@@ -1,8 +1,9 @@
 // One record per public connection: its id, where it went, and the log line and metrics at its end.
-import type { Socket } from 'node:net';
+import type { Server, Socket } from 'node:net';
 import { newBareId } from '../../domain/ids.js';
 import type { Logger } from '../../observability/logger.js';
-import { formatAddress } from './proxy-proto.js';
+import { serverEndOf } from './local-end.js';
+import { formatAddress, type Address } from './proxy-proto.js';
 
 export type PublicProto = 'tcp' | 'tls' | 'http' | 'https';
 /** allowed: carried to an agent; denied: closed by a policy; unrouted: no endpoint, edge or live tunnel took it. */
@@ -39,9 +40,16 @@ export class PublicConnection {
     /** The raw TCP connection: its byte counts are the connection's. */
     readonly socket: Socket,
     private readonly sink: ConnectionSink,
+    /** The listener that accepted it. */
+    private readonly server?: Server,
   ) {
     this.clientAddr = formatAddress({ ip: socket.remoteAddress ?? '', port: socket.remotePort ?? 0 });
     socket.once('close', () => this.end());
+  }
+
+  /** The address and port the client connected to. */
+  serverEnd(): Address {
+    return serverEndOf(this.socket, this.server);
   }
 
   /** Logs and counts the connection; runs once, on the socket's close. */
@@ -59,8 +67,8 @@ export class ConnectionSink {
     private readonly metrics: ConnectionMetrics | undefined,
   ) {}
 
-  open(proto: PublicProto, socket: Socket): PublicConnection {
-    return new PublicConnection(proto, socket, this);
+  open(proto: PublicProto, socket: Socket, server?: Server): PublicConnection {
+    return new PublicConnection(proto, socket, this, server);
   }
 
   ended(conn: PublicConnection): void {

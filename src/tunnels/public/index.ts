@@ -53,10 +53,10 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
     socket.once('close', () => sockets.delete(socket));
   };
 
-  const tcp = new TcpEndpoints(options.host, edge.publicHost, (socket, port) => {
+  const tcp = new TcpEndpoints(options.host, edge.publicHost, (socket, port, server) => {
     track(socket);
     socket.on('error', () => {});
-    const conn = sink.open('tcp', socket);
+    const conn = sink.open('tcp', socket, server);
     const pool = registry.pool(publicUrl('tcp', edge.publicHost, port));
     if (pool) conn.endpointId = pool.endpointId;
     if (pool && !gate.admit(conn, pool.policy, endpointOfPool(pool))) {
@@ -86,12 +86,12 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
   ];
 
   if (options.httpPort > 0) {
-    const proxy = new HttpProxy({
+    const proxy: HttpProxy = new HttpProxy({
       scheme: 'http',
       route: (host) => registry.pool(publicUrl('http', host, edge.httpPort)),
       opener,
       gate,
-      record: (socket) => sink.open('http', socket),
+      record: (socket) => sink.open('http', socket, proxy.server),
     });
     proxy.server.on('connection', track);
     listeners.push(serverListener('edge-http', proxy.server, options.host, options.httpPort, 'http', sockets, () => proxy.server.closeIdleConnections()));

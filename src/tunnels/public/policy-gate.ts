@@ -19,11 +19,12 @@ export class PolicyGate {
     if (policy.ipRestriction === undefined && policy.policy === undefined) return true;
     const socket = conn.socket;
     const started = process.hrtime.bigint();
+    const server = conn.serverEnd();
     const verdict = evaluateConnection(policy, {
       clientIp: socket.remoteAddress ?? '',
       clientPort: socket.remotePort ?? 0,
-      serverIp: socket.localAddress ?? '',
-      serverPort: socket.localPort ?? 0,
+      serverIp: server.ip,
+      serverPort: server.port,
       region: this.region,
       startedAt: conn.startedAt,
       endpoint,

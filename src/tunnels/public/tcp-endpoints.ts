@@ -13,7 +13,7 @@ export class TcpEndpoints implements TcpPortHooks {
     private readonly host: string,
     /** The host written in the refusal (EDGE_PUBLIC_HOST). */
     private readonly publicHost: string,
-    private readonly onConnection: (socket: net.Socket, port: number) => void,
+    private readonly onConnection: (socket: net.Socket, port: number, server: net.Server) => void,
   ) {}
 
   /** Listens on the port; a port this machine cannot bind (in use) is refused with 307. */
@@ -23,7 +23,7 @@ export class TcpEndpoints implements TcpPortHooks {
     // allowHalfOpen: a client's FIN ends only its direction; the answer still flows back.
     // 64 KiB socket buffers: a bulk transfer moves a TLS read's worth of records (up to four of
     // 16 KiB) per write instead of one (see splice.ts), still far under one muxado window.
-    const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true, highWaterMark: SOCKET_BUFFER }, (socket) => this.onConnection(socket, port));
+    const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true, highWaterMark: SOCKET_BUFFER }, (socket) => this.onConnection(socket, port, server));
     this.servers.set(port, server);
     try {
       await new Promise<void>((resolve, reject) => {

@@ -46,7 +46,7 @@ export class TlsPort {
 
   private async accept(socket: net.Socket): Promise<void> {
     socket.on('error', () => {});
-    const conn = this.options.sink.open('tls', socket);
+    const conn = this.options.sink.open('tls', socket, this.server);
     const hello = await readClientHello(socket, { timeoutMs: this.options.clientHelloTimeoutMs });
     if (hello.status !== 'done') {
       conn.outcome = hello.code;
