@@ -12,8 +12,8 @@ export interface LiveTunnel {
   readonly labels: Readonly<Record<string, string>> | null;
   /** PROXY protocol version the agent asked for (0 = none). */
   readonly proxyProto: 0 | 1 | 2;
-  /** The bind's IPRestriction and traffic policy, compiled once; run on every connection. */
-  readonly policy: ConnectionPolicy;
+  /** The bind's IPRestriction and traffic policy, compiled once; run on every connection. Replaced by PatchTunnelState. */
+  policy: ConnectionPolicy;
 }
 
 /** The tunnels serving one public URL; more than one only when every bind asked for pooling. */

@@ -78,5 +78,10 @@ export const agentErrors = {
     ),
   credentialRevoked: (credentialId: string) =>
     new AgentRefusal(300, `The authtoken credential ${credentialId} has been revoked\nand is no longer valid.`),
+  // PatchTunnelState refusals: ngrok documents no codes for them, so the text stands alone.
+  unknownTunnel: (tunnelId: string) => new AgentRefusal(0, `This session has no tunnel ${JSON.stringify(tunnelId.slice(0, 64))}.`),
+  poolingFixed: (current: boolean) =>
+    new AgentRefusal(0, `PoolingEnabled cannot change while the endpoint is online (it is ${current}); stop the endpoint and start it again with the new setting.`),
+  labeledPolicy: () => new AgentRefusal(0, 'A labeled tunnel takes no traffic policy: the traffic policy module of its edge applies.'),
   shuttingDown: () => new AgentRefusal(109, 'This burrow server is shutting down; reconnect to another one.'),
 } as const;

@@ -38,6 +38,10 @@ export interface IngressRepository {
   deleteEndpoint(id: string): Promise<void>;
   insertTunnel(tunnel: Tunnel): Promise<void>;
   deleteTunnel(id: string): Promise<void>;
+  /** PatchTunnelState: the tunnel's metadata (durable before it resolves). */
+  updateTunnelMetadata(id: string, metadata: string): Promise<void>;
+  /** PatchTunnelState: the endpoint's traffic policy as the API shows it (durable before it resolves). */
+  updateEndpointPolicy(id: string, trafficPolicy: string, updatedAt: string): Promise<void>;
 }
 
 export interface IngressLimits {

@@ -134,6 +134,16 @@ export class SqlTunnelRepository implements IngressRepository, DataPlaneReposito
     await this.db.deleteFrom('tunnels').where('id', '=', id).execute();
   }
 
+  async updateTunnelMetadata(id: string, metadata: string): Promise<void> {
+    await this.db.updateTable('tunnels').set({ metadata }).where('id', '=', id).execute();
+    await this.store.durable();
+  }
+
+  async updateEndpointPolicy(id: string, trafficPolicy: string, updatedAt: string): Promise<void> {
+    await this.db.updateTable('endpoints').set({ traffic_policy: trafficPolicy, updated_at: updatedAt }).where('id', '=', id).execute();
+    await this.store.durable();
+  }
+
   async beat(instanceId: string, startedAt: string, nowMs: number): Promise<void> {
     await this.db
       .insertInto('instances')

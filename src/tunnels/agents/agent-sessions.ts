@@ -6,6 +6,7 @@ import type { AgentCredential, AgentIngress, IngressLimits, IngressRepository } 
 import { readRebindToken, rebindToken, type RebindTarget } from '../../domain/tunnels/tokens.js';
 import type { TunnelSession } from '../../domain/tunnels/types.js';
 import { NO_POLICY } from '../../domain/tunnels/connection-policy.js';
+import { planTunnelPatch } from '../../domain/tunnels/tunnel-patch.js';
 import type { Logger } from '../../observability/logger.js';
 import { MuxadoSession } from '../muxado/index.js';
 import {
@@ -16,6 +17,7 @@ import {
   type AuthResponse,
   type BindRequest,
   type BindResponse,
+  type PatchTunnelStateRequest,
   type StartTunnelWithLabelRequest,
 } from '../protocol/index.js';
 import type { LiveTunnel, TunnelRegistry } from '../registry.js';
@@ -124,6 +126,7 @@ export class AgentSessions {
         bind: (req) => refusals(() => this.bind(required(live), req)),
         unbind: (req) => refusals(() => this.unbind(required(live), req.id)),
         startTunnelWithLabel: (req) => refusals(() => this.startLabeled(required(live), req)),
+        patchTunnelState: (req) => refusals(() => this.patchTunnel(required(live), req)),
       },
     });
     connection.on('close', (reason: string) => {
@@ -316,6 +319,29 @@ export class AgentSessions {
     this.logger.info({ event: 'bind', session_id: live.id, tunnel_id: id, proto: 'labeled', result: 'ok' }, 'labeled tunnel started');
     this.settings.observeBind?.('ok');
     return { id };
+  }
+
+  /**
+   * PatchTunnelState (newest GO agents' `Update`): a new traffic policy applies to the tunnel's
+   * next connections (and shows on its endpoint when the tunnel is the one whose policy the
+   * endpoint runs); new metadata shows on the tunnel. Checked as a bind's policy is; a refused
+   * patch changes nothing.
+   */
+  private async patchTunnel(live: LiveSession, req: PatchTunnelStateRequest): Promise<void> {
+    const tunnel = live.tunnels.get(req.tunnelId);
+    if (!tunnel) throw agentErrors.unknownTunnel(req.tunnelId);
+    const pool = tunnel.url === null ? undefined : this.registry.pool(tunnel.url);
+    const plan = planTunnelPatch(
+      req,
+      { labeled: tunnel.url === null, poolingEnabled: pool?.poolingEnabled ?? false, policy: tunnel.policy },
+      this.settings.limits.maxPolicyRules,
+    );
+    if (plan.metadata !== undefined) await this.repository.updateTunnelMetadata(tunnel.id, plan.metadata);
+    if (plan.policy !== undefined) {
+      if (pool && pool.tunnels[0] === tunnel) await this.repository.updateEndpointPolicy(pool.endpointId, plan.trafficPolicy ?? '', new Date().toISOString());
+      tunnel.policy = plan.policy;
+    }
+    this.logger.info({ event: 'tunnel_patch', session_id: live.id, tunnel_id: tunnel.id, policy: plan.policy !== undefined, metadata: plan.metadata !== undefined }, 'tunnel state patched');
   }
 
   /** Removes one tunnel; unknown ids and repeats are fine (the npm SDK unbinds twice). */

@@ -453,7 +453,8 @@ export interface BindResponse {
 }
 
 export function encodeBindResp(r: BindResponse): JsonObject {
-  return { Id: r.id, URL: r.url, Proto: r.proto, Opts: r.opts, Extra: { Token: r.token } };
+  // GO keeps Extra.TunnelID and names the tunnel by it in PatchTunnelState; RS reads only Token.
+  return { Id: r.id, URL: r.url, Proto: r.proto, Opts: r.opts, Extra: { Token: r.token, TunnelID: r.id } };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -164,7 +164,7 @@ describe('AgentConnection: RPCs after Auth', () => {
     const bytes = (await readAll(s)).toString();
     assert.equal(
       bytes,
-      '{"Id":"tn_1","URL":"https://gen.burrow.localhost","Proto":"https","Opts":{"Hostname":"gen.burrow.localhost","Subdomain":"","Auth":"","HostHeaderRewrite":false,"ProxyProto":0},"Extra":{"Token":"rebind"}}',
+      '{"Id":"tn_1","URL":"https://gen.burrow.localhost","Proto":"https","Opts":{"Hostname":"gen.burrow.localhost","Subdomain":"","Auth":"","HostHeaderRewrite":false,"ProxyProto":0},"Extra":{"Token":"rebind","TunnelID":"tn_1"}}',
     );
   });
 

@@ -240,7 +240,7 @@ describe('encoders write the exact PascalCase names', () => {
     assert.deepEqual(req.opts, { hostname: '', Subdomain: 'app', ProxyProto: 0, Compression: null }, 'request Opts untouched');
     assert.equal(
       JSON.stringify(encodeBindResp({ id: 'tn_1', url: 'https://app.burrow.localhost', proto: 'https', opts: {}, token: 'tok' })),
-      '{"Id":"tn_1","URL":"https://app.burrow.localhost","Proto":"https","Opts":{},"Extra":{"Token":"tok"}}',
+      '{"Id":"tn_1","URL":"https://app.burrow.localhost","Proto":"https","Opts":{},"Extra":{"Token":"tok","TunnelID":"tn_1"}}',
     );
     assert.deepEqual(echoBindOpts('tcp', {}, { addr: '127.0.0.1:20000' }), { Addr: '127.0.0.1:20000', ProxyProto: 0 });
     assert.deepEqual(echoBindOpts('tls', { hostname: 'a' }, {}), { Hostname: 'a', Subdomain: '', ProxyProto: 0, MutualTLSAtAgent: false });
