@@ -184,10 +184,12 @@ export class AgentConnection extends EventEmitter {
   }
 
   /** Opens a proxy stream (preamble written in one write); raw connection bytes follow. */
-  openProxy(header: ProxyHeader): ProtocolStream {
+  openProxy(header: ProxyHeader, joinClientBytes = false): ProtocolStream {
     if (!this.authenticated || this.closed) throw new Error('agent connection is not authenticated or is closed');
     if (this.drainDebug !== null) throw new Error('agent connection is draining');
     const s = openProxyStream(this.session, header);
+    // a TCP client's first bytes are usually waiting already: let them join the header's record
+    if (joinClientBytes) this.session.holdFlush?.();
     this.proxyOpen++;
     s.once('close', () => {
       if (--this.proxyOpen === 0 && this.drainDebug !== null) this.goAwayAndClose(this.drainDebug);

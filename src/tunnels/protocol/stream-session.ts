@@ -19,6 +19,8 @@ export interface StreamSession extends EventEmitter {
   /** A server-opened stream; its SYN goes out with the first write. */
   open(): ProtocolStream;
   goAway(code?: number, debug?: string): void;
+  /** Keeps this turn's queued frames for one more turn, to leave with what the next one adds. */
+  holdFlush?(): void;
   close(error?: Error): void;
   readonly closed: boolean;
 }

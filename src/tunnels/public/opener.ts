@@ -57,7 +57,8 @@ export class ProxyOpener {
       if (!connection || connection.closed || !connection.authenticated || connection.proxyStreamsOpen >= this.maxStreams) continue;
       let stream: ProtocolStream;
       try {
-        stream = connection.openProxy({ id: tunnel.id, clientAddr: formatAddress(client), ...kind });
+        // a TCP client usually writes at once: its first bytes can share the header's TLS record
+        stream = connection.openProxy({ id: tunnel.id, clientAddr: formatAddress(client), ...kind }, kind.proto === 'tcp');
       } catch {
         continue; // the session is going away (GOAWAY sent): try another tunnel
       }

@@ -805,3 +805,27 @@ describe('muxado session: ACK nudges (nudgeAcks)', () => {
     off.session.close();
   });
 });
+
+describe('muxado session: output batching', () => {
+  const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+  it('frames of one turn leave at its end; holdFlush() keeps them for the next turn’s to join', async () => {
+    for (const hold of [false, true]) {
+      const { server, client, serverTransport } = sessionPair();
+      const recorder = serverTransport as unknown as { record: boolean; written: Buffer[] };
+      recorder.record = true;
+      client.on('stream', (s) => quiet(s).resume());
+      const stream = quiet(server.open());
+      stream.write(Buffer.from('header'));
+      if (hold) server.holdFlush();
+      await turn();
+      assert.equal(recorder.written.length, hold ? 0 : 1, hold ? 'held past the first turn' : 'sent at the first turn’s end');
+      stream.write(Buffer.from('first bytes'));
+      await turn();
+      const sent = Buffer.concat(recorder.written);
+      assert.ok(sent.includes('header') && sent.includes('first bytes'), 'both frames sent by the second turn’s end');
+      server.close();
+      client.close();
+    }
+  });
+});
