@@ -10,7 +10,7 @@ import { ConnectionSink, type ConnectionMetrics } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import { HttpProxy } from './http-proxy.js';
 import { KINDS, ProxyOpener } from './opener.js';
-import { splice } from './splice.js';
+import { noDelayFromSecondWrite, splice } from './splice.js';
 import { PolicyGate, endpointOfPool, type PolicyMetrics } from './policy-gate.js';
 import { TcpEndpoints } from './tcp-endpoints.js';
 import { TlsPort, type EdgeRoute } from './tls-port.js';
@@ -71,7 +71,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
     }
     conn.verdict = 'allowed';
     conn.tunnelId = opened.tunnel.id;
-    socket.setNoDelay(true);
+    noDelayFromSecondWrite(socket, opened.stream);
     splice(socket, opened.stream, () => {});
   });
   registry.tcpPorts = tcp;

@@ -33,6 +33,24 @@ export function splice(a: Duplex, b: Duplex, done: (error?: Error) => void): voi
   oneWay(b, a, fail, directionOver);
 }
 
+/**
+ * Turns Nagle off for `socket` just before the second chunk from `source` is written to it. Linux
+ * holds a small segment only while an earlier small one is unacknowledged, so the first write
+ * never waits; from the second on, the client's delayed ACK could hold one for 40 ms. A short
+ * connection (one answer) thus skips the setsockopt, a syscall that cost as much as the rest of
+ * its accept here.
+ */
+export function noDelayFromSecondWrite(socket: Socket, source: Duplex): void {
+  let chunks = 0;
+  const onData = () => {
+    if (++chunks < 2) return;
+    socket.setNoDelay(true);
+    source.off('data', onData);
+  };
+  // before pipe()'s own listener, so the option is set before the write
+  source.prependListener('data', onData);
+}
+
 /** Write buffer of the public sockets (the TCP, TLS and HTTP ports' servers set it). */
 export const SOCKET_BUFFER = 64 * 1024;
 

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import type { AgentConnection, ProtocolStream } from '../../../src/tunnels/protocol/index.js';
 import type { ProxyHeader } from '../../../src/tunnels/protocol/messages.js';
 import { KINDS, MAX_PROXY_STREAMS_PER_AGENT, ProxyOpener } from '../../../src/tunnels/public/opener.js';
-import { splice } from '../../../src/tunnels/public/splice.js';
+import { noDelayFromSecondWrite, splice } from '../../../src/tunnels/public/splice.js';
 import { TcpEndpoints } from '../../../src/tunnels/public/tcp-endpoints.js';
 import { AgentRefusal } from '../../../src/domain/tunnels/agent-errors.js';
 import { EndpointPool, type LiveTunnel } from '../../../src/tunnels/registry.js';
@@ -193,4 +193,27 @@ test('splice: a side destroyed without an error after the other half-closed stil
   assert.ok(aInner.destroyed);
   closeA();
   closeB();
+});
+
+test('Nagle is turned off on the public socket just before the second chunk is written to it, once', async () => {
+  const [client, accepted, close] = await socketPair();
+  const source = new PassThrough();
+  const events: string[] = [];
+  const setNoDelay = accepted.setNoDelay.bind(accepted);
+  accepted.setNoDelay = (on?: boolean) => (events.push(`noDelay ${on}`), setNoDelay(on));
+  const write = accepted.write.bind(accepted) as (chunk: Buffer) => boolean;
+  (accepted as unknown as { write: (chunk: Buffer) => boolean }).write = (chunk: Buffer) => (events.push(`write ${chunk}`), write(chunk));
+  noDelayFromSecondWrite(accepted, source);
+  source.pipe(accepted);
+  const received = collect(client);
+  for (const chunk of ['one', 'two', 'three']) {
+    source.write(Buffer.from(chunk));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  source.end();
+  assert.equal(await received, 'onetwothree');
+  assert.deepEqual(events, ['write one', 'noDelay true', 'write two', 'write three']);
+  client.destroy();
+  accepted.destroy();
+  close();
 });
