@@ -9,7 +9,7 @@ import type { ConnectionSink, PublicConnection } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import type { HttpProxy } from './http-proxy.js';
 import { KINDS, type ProxyOpener, type TunnelChoice } from './opener.js';
-import { SOCKET_BUFFER, splice } from './splice.js';
+import { noDelayFromSecondWrite, SOCKET_BUFFER, splice } from './splice.js';
 import type { PolicyEndpoint } from '../../domain/policy/index.js';
 import type { ConnectionPolicy } from '../../domain/tunnels/connection-policy.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
@@ -98,6 +98,8 @@ export class TlsPort {
     conn.verdict = 'allowed';
     conn.tunnelId = opened.tunnel.id;
     opened.stream.write(clientHello);
+    // the server's handshake flight often comes in several writes: none may wait on a delayed ACK
+    noDelayFromSecondWrite(socket, opened.stream);
     splice(socket, opened.stream, () => {});
   }
 
