@@ -3,12 +3,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type net from 'node:net';
+import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import tls from 'node:tls';
 import type ngrok from '@ngrok/ngrok';
-import { connectAgent, createToken, freePort, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
+import { connectAgent, createToken, freePort, spawnAgent, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
 import { cleanupProcesses } from '../helpers/server-process.js';
 
 /** HTTP and HTTPS endpoints: burrow's reverse proxy in front of the SDK and a local web server. */
@@ -315,4 +315,37 @@ test('one log line per public connection, with its requests and bytes', { timeou
   }
   const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
   assert.match(metrics, /burrow_public_connections_total\{proto="https",verdict="allowed"\} [1-9]/);
+});
+
+test('an idle keep-alive connection stays when the local service closes its side, and is closed when the agent goes away', { timeout: 30_000 }, async () => {
+  // The local service drops idle connections after 200 ms: the agent FINs the proxy stream.
+  const quick = http.createServer((req, res) => res.end('ok'));
+  quick.keepAliveTimeout = 200;
+  await new Promise<void>((resolve) => quick.listen(0, '127.0.0.1', resolve));
+  const agent = await spawnAgent(server, token, [{ kind: 'http', forward: `http://127.0.0.1:${(quick.address() as net.AddressInfo).port}` }]);
+  try {
+    const host = new URL(agent.urls[0]!).host;
+    const client = net.connect(server.httpPort, '127.0.0.1');
+    client.on('error', () => {});
+    let received = '';
+    client.on('data', (chunk: Buffer) => (received += chunk.toString()));
+    const closed = new Promise<number>((resolve) => client.once('close', () => resolve(Date.now())));
+    const get = async () => {
+      const before = received.length;
+      client.write(`GET / HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+      for (let i = 0; i < 200 && !received.slice(before).endsWith('ok'); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.match(received.slice(before), /^HTTP\/1\.1 200 OK[\s\S]*ok$/);
+    };
+    await get();
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    assert.ok(!client.destroyed, 'the local service closing its idle connection is not a reason to close the public one');
+    await get();
+    const killedAt = Date.now();
+    await agent.kill();
+    const at = await Promise.race([closed, new Promise<number>((resolve) => setTimeout(() => resolve(Number.NaN), 5_000))]);
+    assert.ok(at - killedAt < 1_000, `the idle connection was closed ${at - killedAt} ms after the agent was killed`);
+  } finally {
+    await agent.kill();
+    await new Promise((resolve) => quick.close(resolve));
+  }
 });

@@ -34,6 +34,8 @@ export interface HttpProxyOptions {
 
 interface ConnState {
   readonly conn: PublicConnection;
+  /** What the HTTP server reads and writes: the socket, or the TLS socket of an https connection. */
+  readonly client: Duplex;
   readonly agents: Map<string, StreamAgent>;
   /** Endpoints (by URL) whose policy admitted this connection: each is evaluated once per connection. */
   readonly admitted: Set<string>;
@@ -65,7 +67,7 @@ export class HttpProxy {
 
   /** Serves a connection whose record is already made (a TLS connection terminated by the TLS port). */
   adopt(socket: Duplex, conn: PublicConnection, admittedUrl?: string): void {
-    const state: ConnState = { conn, agents: new Map(), admitted: new Set(admittedUrl === undefined ? [] : [admittedUrl]), answer: undefined };
+    const state: ConnState = { conn, client: socket, agents: new Map(), admitted: new Set(admittedUrl === undefined ? [] : [admittedUrl]), answer: undefined };
     this.states.set(socket, state);
     socket.once('close', () => {
       for (const agent of state.agents.values()) agent.destroy();
@@ -219,16 +221,24 @@ export class HttpProxy {
   private agentFor(state: ConnState, pool: EndpointPool): StreamAgent {
     let agent = state.agents.get(pool.url);
     if (agent && !agent.destroyed) return agent;
-    agent = new StreamAgent(() => {
-      const stream = this.openStream(state, pool);
-      if (!stream) return new Error('no tunnel of the endpoint can take the connection');
-      // The local service closing its connection (the agent's FIN) ends the stream both ways,
-      // so a kept-alive stream is dropped rather than reused.
-      stream.once('end', () => {
-        if (!stream.writableEnded) stream.end();
-      });
-      return stream;
-    });
+    agent = new StreamAgent(
+      () => {
+        const stream = this.openStream(state, pool);
+        if (!stream) return new Error('no tunnel of the endpoint can take the connection');
+        // The local service closing its connection (the agent's FIN) ends the stream both ways,
+        // so a kept-alive stream is dropped rather than reused.
+        stream.once('end', () => {
+          if (!stream.writableEnded) stream.end();
+        });
+        return stream;
+      },
+      // TUNNELS.md §4: an agent that disconnects closes its connections, idle keep-alive ones too
+      // (one in the middle of a request gets its 502 or is cut where it stands, as before).
+      () => {
+        const answer = state.answer;
+        if (answer === undefined || (answer !== 'relayed' && answer.writableFinished)) state.client.destroy();
+      },
+    );
     state.agents.set(pool.url, agent);
     return agent;
   }
@@ -240,9 +250,14 @@ export class HttpProxy {
  */
 class StreamAgent extends http.Agent {
   destroyed = false;
+  /** Streams kept between requests, each with the timer that closes it. */
   private readonly idle = new WeakMap<Duplex, NodeJS.Timeout>();
 
-  constructor(private readonly openStream: () => Duplex | Error) {
+  constructor(
+    private readonly openStream: () => Duplex | Error,
+    /** An idle stream failed (its agent went away): the public connection it served is the agent's no more. */
+    private readonly onIdleStreamFailed: () => void,
+  ) {
     super({ keepAlive: true, maxSockets: 1, maxFreeSockets: 1 });
   }
 
@@ -252,7 +267,14 @@ class StreamAgent extends http.Agent {
       callback?.(stream, undefined as unknown as Duplex);
       return undefined;
     }
-    stream.once('close', () => clearTimeout(this.idle.get(stream)));
+    stream.once('close', () => {
+      const timer = this.idle.get(stream);
+      if (timer === undefined) return;
+      clearTimeout(timer);
+      this.idle.delete(stream);
+      // the local service closing (a FIN) is no failure; the session dying (an error) is
+      if (stream.errored) this.onIdleStreamFailed();
+    });
     return stream;
   }
 
@@ -260,13 +282,17 @@ class StreamAgent extends http.Agent {
   override keepSocketAlive(socket: Duplex): boolean {
     this.idle.set(
       socket,
-      setTimeout(() => socket.destroy(), UPSTREAM_IDLE_MS),
+      setTimeout(() => {
+        this.idle.delete(socket);
+        socket.destroy();
+      }, UPSTREAM_IDLE_MS),
     );
     return true;
   }
 
   override reuseSocket(socket: Duplex, req: http.ClientRequest): void {
     clearTimeout(this.idle.get(socket));
+    this.idle.delete(socket);
     req.reusedSocket = true;
   }
 
