@@ -86,8 +86,10 @@ export class MuxadoSession extends EventEmitter {
   private blocked = false;
   private readonly waiting: MuxadoStream[] = [];
   private corked = false;
-  /** The cork lasts one more event-loop turn (holdFlush). */
+  /** The cork lasts one more event-loop turn (holdFlush)… */
   private holdCork = false;
+  /** …but only one: new streams every turn must not keep the frames back for ever. */
+  private heldOnce = false;
   private readonly grantQueue: MuxadoStream[] = [];
   private grantScheduled = false;
   /** Target of the DATA frame being received (null: payload discarded). */
@@ -158,12 +160,13 @@ export class MuxadoSession extends EventEmitter {
     });
 
     this.uncorkFn = () => {
-      if (this.holdCork && !this._closed) {
+      if (this.holdCork && !this.heldOnce && !this._closed) {
         this.holdCork = false;
+        this.heldOnce = true;
         setImmediate(this.uncorkFn);
         return;
       }
-      this.holdCork = false;
+      this.holdCork = this.heldOnce = false;
       this.corked = false;
       this.transport.uncork();
     };
@@ -241,7 +244,8 @@ export class MuxadoSession extends EventEmitter {
    * Keeps the frames of this turn for one more turn: the poll phase between reads what is already
    * waiting, so a new stream's SYN and first bytes from its client (sent at once after connect)
    * leave in one TLS record and one syscall instead of two. Costs at most one loop iteration,
-   * which does not block while a flush is pending.
+   * which does not block while a flush is pending; frames are never held longer than that, however
+   * many turns in a row ask.
    */
   holdFlush(): void {
     if (this.corked) this.holdCork = true;

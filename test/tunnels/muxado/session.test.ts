@@ -828,4 +828,24 @@ describe('muxado session: output batching', () => {
       client.close();
     }
   });
+
+  it('holdFlush() asked every turn holds frames one extra turn only, never longer', async () => {
+    const { server, client, serverTransport } = sessionPair();
+    const recorder = serverTransport as unknown as { record: boolean; written: Buffer[] };
+    recorder.record = true;
+    client.on('stream', (s) => quiet(s).resume());
+    const first = quiet(server.open());
+    first.write(Buffer.from('first'));
+    server.holdFlush();
+    // a new stream asking to hold in each of the next turns (connections arriving all the time)
+    for (let i = 0; i < 2; i++) {
+      await turn();
+      const next = quiet(server.open());
+      next.write(Buffer.from(`next ${i}`));
+      server.holdFlush();
+    }
+    assert.ok(Buffer.concat(recorder.written).includes('first'), 'the first frame left by the end of the second turn');
+    server.close();
+    client.close();
+  });
 });
