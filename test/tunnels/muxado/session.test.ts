@@ -808,21 +808,26 @@ describe('muxado session: ACK nudges (nudgeAcks)', () => {
 
 describe('muxado session: output batching', () => {
   const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+  /** A session pair whose server transport keeps every chunk it writes; the client reads all. */
+  const recordedPair = () => {
+    const pair = sessionPair();
+    const recorder = pair.serverTransport as unknown as { record: boolean; written: Buffer[] };
+    recorder.record = true;
+    pair.client.on('stream', (s) => quiet(s).resume());
+    return { ...pair, written: recorder.written };
+  };
 
   it('frames of one turn leave at its end; holdFlush() keeps them for the next turn’s to join', async () => {
     for (const hold of [false, true]) {
-      const { server, client, serverTransport } = sessionPair();
-      const recorder = serverTransport as unknown as { record: boolean; written: Buffer[] };
-      recorder.record = true;
-      client.on('stream', (s) => quiet(s).resume());
+      const { server, client, written } = recordedPair();
       const stream = quiet(server.open());
       stream.write(Buffer.from('header'));
       if (hold) server.holdFlush();
       await turn();
-      assert.equal(recorder.written.length, hold ? 0 : 1, hold ? 'held past the first turn' : 'sent at the first turn’s end');
+      assert.equal(written.length, hold ? 0 : 1, hold ? 'held past the first turn' : 'sent at the first turn’s end');
       stream.write(Buffer.from('first bytes'));
       await turn();
-      const sent = Buffer.concat(recorder.written);
+      const sent = Buffer.concat(written);
       assert.ok(sent.includes('header') && sent.includes('first bytes'), 'both frames sent by the second turn’s end');
       server.close();
       client.close();
@@ -830,10 +835,7 @@ describe('muxado session: output batching', () => {
   });
 
   it('holdFlush() asked every turn holds frames one extra turn only, never longer', async () => {
-    const { server, client, serverTransport } = sessionPair();
-    const recorder = serverTransport as unknown as { record: boolean; written: Buffer[] };
-    recorder.record = true;
-    client.on('stream', (s) => quiet(s).resume());
+    const { server, client, written } = recordedPair();
     const first = quiet(server.open());
     first.write(Buffer.from('first'));
     server.holdFlush();
@@ -844,7 +846,7 @@ describe('muxado session: output batching', () => {
       next.write(Buffer.from(`next ${i}`));
       server.holdFlush();
     }
-    assert.ok(Buffer.concat(recorder.written).includes('first'), 'the first frame left by the end of the second turn');
+    assert.ok(Buffer.concat(written).includes('first'), 'the first frame left by the end of the second turn');
     server.close();
     client.close();
   });
