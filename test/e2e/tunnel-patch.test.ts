@@ -7,6 +7,7 @@ import { RawAgent } from '../helpers/raw-agent.js';
 import { api, cleanupProcesses } from '../helpers/server-process.js';
 
 const BIND = 1;
+const START_TUNNEL_WITH_LABEL = 7;
 const PATCH_TUNNEL_STATE = 10;
 const DENY_LOOPBACK = JSON.stringify({ on_tcp_connect: [{ name: 'no loopback', actions: [{ type: 'restrict-ips', config: { deny: ['127.0.0.0/8'] } }] }] });
 
@@ -106,5 +107,15 @@ describe('PatchTunnelState', () => {
     const tunnels = (await api(server, 'GET', '/tunnels')).body.tunnels as { id: string; metadata: string }[];
     assert.equal(tunnels.find((t) => t.id === tunnel.id)?.metadata, 'second', 'a refused patch changes nothing');
     assert.deepEqual(await patch({ PoolingEnabled: false }), { Error: '' }, 'the same pooling setting is fine');
+  });
+
+  it('a labeled tunnel takes new metadata but no traffic policy (its edge’s module applies)', async () => {
+    const labeled = await rpc(START_TUNNEL_WITH_LABEL, { Labels: { app: 'patched' }, ForwardsTo: 'localhost:1', ForwardsProto: '', Metadata: 'm1' });
+    const id = String(labeled.Id);
+    const refused = await rpc(PATCH_TUNNEL_STATE, { TunnelId: id, TrafficPolicy: DENY_LOOPBACK, Metadata: 'never' });
+    assert.match(String(refused.Error), /labeled tunnel takes no traffic policy/);
+    assert.deepEqual(await rpc(PATCH_TUNNEL_STATE, { TunnelId: id, Metadata: 'm2' }), { Error: '' });
+    const tunnels = (await api(server, 'GET', '/tunnels')).body.tunnels as { id: string; metadata: string }[];
+    assert.equal(tunnels.find((t) => t.id === id)?.metadata, 'm2', 'the refused patch wrote nothing; the next one did');
   });
 });
