@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { DESCRIPTION_MAX_BYTES, METADATA_MAX_BYTES } from '../../domain/text-limits.js';
-import { Nullable, Utf8Text } from '../common/schemas.js';
+import { ListPage, Nullable, Utf8Text } from '../common/schemas.js';
 
 const description = Utf8Text(DESCRIPTION_MAX_BYTES, 'ERR_NGROK_604', 'What the tunnel group is for.');
 const metadata = Utf8Text(METADATA_MAX_BYTES, 'ERR_NGROK_605', 'Machine-readable data.');
@@ -54,8 +54,4 @@ export const TunnelGroupResponse = Type.Object(
 
 export const TunnelGroupRef = Type.Unsafe<Static<typeof TunnelGroupResponse>>(Type.Ref('TunnelGroupBackend'));
 
-export const TunnelGroupListResponse = Type.Object({
-  backends: Type.Array(TunnelGroupRef),
-  uri: Type.String(),
-  next_page_uri: Type.Union([Type.String(), Type.Null()]),
-});
+export const TunnelGroupListResponse = ListPage('backends', TunnelGroupRef);

@@ -1,4 +1,4 @@
-import Type, { type TSchema } from 'typebox';
+import Type, { type TArray, type TSchema } from 'typebox';
 import { MAX_PAGE_SIZE } from './paging.js';
 
 /** `T | null` in request bodies: SPEC §1 says null means "not provided". */
@@ -63,3 +63,11 @@ export const PagingQuery = Type.Object({
 });
 
 export const security = [{ bearerAuth: [] }];
+
+/** A page of a list (SPEC §6): the items under the resource's own key, then `uri` and `next_page_uri`. */
+export const ListPage = <K extends string, T extends TSchema>(key: K, item: T) =>
+  Type.Object({
+    ...({ [key]: Type.Array(item) } as { [P in K]: TArray<T> }),
+    uri: Type.String(),
+    next_page_uri: Type.Union([Type.String(), Type.Null()]),
+  });

@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { ACL_MAX_RULES, ACL_RULE_MAX_BYTES } from '../../domain/acl.js';
 import { DESCRIPTION_MAX_BYTES, METADATA_MAX_BYTES } from '../../domain/text-limits.js';
-import { Nullable, Utf8Text } from '../common/schemas.js';
+import { ListPage, Nullable, Utf8Text } from '../common/schemas.js';
 
 const description = Utf8Text(DESCRIPTION_MAX_BYTES, 'ERR_NGROK_604', 'Who or what uses the credential.');
 const metadata = Utf8Text(METADATA_MAX_BYTES, 'ERR_NGROK_605', 'Machine-readable data.');
@@ -52,8 +52,4 @@ export const CredentialResponse = Type.Object(
 /** Routes refer to the shared schema so OpenAPI shows one Credential component. */
 export const CredentialRef = Type.Unsafe<Static<typeof CredentialResponse>>(Type.Ref('Credential'));
 
-export const CredentialListResponse = Type.Object({
-  credentials: Type.Array(CredentialRef),
-  uri: Type.String(),
-  next_page_uri: Type.Union([Type.String(), Type.Null()]),
-});
+export const CredentialListResponse = ListPage('credentials', CredentialRef);

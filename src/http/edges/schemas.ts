@@ -2,7 +2,7 @@ import Type, { type Static } from 'typebox';
 import { HOSTPORTS_MAX } from '../../domain/edges/service.js';
 import { POLICY_MAX_BYTES } from '../../domain/policy/limits.js';
 import { DESCRIPTION_MAX_BYTES, METADATA_MAX_BYTES } from '../../domain/text-limits.js';
-import { Nullable, Utf8Text } from '../common/schemas.js';
+import { ListPage, Nullable, Utf8Text } from '../common/schemas.js';
 import { ResourceRef } from '../backends/schemas.js';
 
 const description = Utf8Text(DESCRIPTION_MAX_BYTES, 'ERR_NGROK_604', 'What the edge is for.');
@@ -123,8 +123,4 @@ export const TlsEdgeResponse = Type.Object(
 
 export const TlsEdgeRef = Type.Unsafe<Static<typeof TlsEdgeResponse>>(Type.Ref('TLSEdge'));
 
-export const TlsEdgeListResponse = Type.Object({
-  tls_edges: Type.Array(TlsEdgeRef),
-  uri: Type.String(),
-  next_page_uri: Type.Union([Type.String(), Type.Null()]),
-});
+export const TlsEdgeListResponse = ListPage('tls_edges', TlsEdgeRef);

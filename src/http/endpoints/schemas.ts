@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { Ref } from '../common/refs.js';
+import { ListPage } from '../common/schemas.js';
 
 /**
  * An ephemeral endpoint (TUNNELS.md §3), with the reference's field names; fields it leaves out
@@ -33,8 +34,4 @@ export const EndpointResponse = Type.Object(
 
 export const EndpointRef = Type.Unsafe<Static<typeof EndpointResponse>>(Type.Ref('Endpoint'));
 
-export const EndpointListResponse = Type.Object({
-  endpoints: Type.Array(EndpointRef),
-  uri: Type.String(),
-  next_page_uri: Type.Union([Type.String(), Type.Null()]),
-});
+export const EndpointListResponse = ListPage('endpoints', EndpointRef);

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { Nullable } from '../common/schemas.js';
+import { ListPage, Nullable } from '../common/schemas.js';
 import { Ref } from '../common/refs.js';
 
 /** Field order of AGENT-PROTOCOL.md §9; an empty metadata is left out, as the reference does. */
@@ -21,11 +21,7 @@ export const TunnelSessionResponse = Type.Object(
 
 export const TunnelSessionRef = Type.Unsafe<Static<typeof TunnelSessionResponse>>(Type.Ref('TunnelSession'));
 
-export const TunnelSessionListResponse = Type.Object({
-  tunnel_sessions: Type.Array(TunnelSessionRef),
-  uri: Type.String(),
-  next_page_uri: Type.Union([Type.String(), Type.Null()]),
-});
+export const TunnelSessionListResponse = ListPage('tunnel_sessions', TunnelSessionRef);
 
 /**
  * The reference's bodies of stop, restart and update (`Item`, `TunnelSessionsUpdate`): an

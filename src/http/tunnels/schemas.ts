@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { Ref } from '../common/refs.js';
+import { ListPage } from '../common/schemas.js';
 
 /**
  * AGENT-PROTOCOL.md §9, fields the reference leaves out when empty left out too: a bound tunnel
@@ -25,8 +26,4 @@ export const TunnelResponse = Type.Object(
 
 export const TunnelRef = Type.Unsafe<Static<typeof TunnelResponse>>(Type.Ref('Tunnel'));
 
-export const TunnelListResponse = Type.Object({
-  tunnels: Type.Array(TunnelRef),
-  uri: Type.String(),
-  next_page_uri: Type.Union([Type.String(), Type.Null()]),
-});
+export const TunnelListResponse = ListPage('tunnels', TunnelRef);
