@@ -356,17 +356,31 @@ export function aclPermitsBind(rules: readonly string[], bind: AclBind): boolean
 }
 
 /**
- * Checks the hostname of a tunnel bind with the same `domain` production an ACL rule uses
- * (TUNNELS.md §3): printable ASCII, two labels or more, an all-numeric host only as IPv4.
- * Returns why it fails, or null.
+ * Checks a host name with the same `domain` production an ACL rule uses: printable ASCII, two
+ * labels or more, an all-numeric host only as IPv4. With `wildcard`, a bind's hostname may also
+ * be `*.` and a domain (a wildcard endpoint: SPEC §5.3's `"*." domain` target, which a rule
+ * `bind:*.example.com` permits). Returns why it fails, or null.
  */
-export function bindHostnameProblem(hostname: string): string | null {
+export function bindHostnameProblem(hostname: string, options: { wildcard?: boolean } = {}): string | null {
   if (hostname === '') return 'The hostname is empty.';
   const bad = badCharacter(hostname, 'hostname');
   if (bad) return bad;
-  if (hostname.includes('*')) return `The hostname ${quote(hostname)} holds a "*"; a bind names one host.`;
   if (hostname.includes(':')) return `The hostname ${quote(hostname)} holds a ":"; give the name without a port.`;
+  if (hostname.includes('*')) {
+    const rest = hostname.slice(2);
+    if (!options.wildcard) return `The hostname ${quote(hostname)} holds a "*"; it must name one host.`;
+    if (!hostname.startsWith('*.') || rest.includes('*')) {
+      return `The hostname ${quote(hostname)} holds a "*" other than a leading "*." (a wildcard endpoint, such as "*.example.com").`;
+    }
+    if (isNumericHost(rest)) return `The wildcard hostname ${quote(hostname)} names an IP address; a wildcard applies to domains only.`;
+    return domainProblem(rest);
+  }
   return isNumericHost(hostname) ? ipv4Problem(hostname) : domainProblem(hostname);
+}
+
+/** Whether a bind's (valid) hostname is a wildcard endpoint's, `*.example.com`. */
+export function isWildcardHostname(hostname: string): boolean {
+  return hostname.startsWith('*.');
 }
 
 /** Whether an ACL permits every bind: empty, or holding `*` or `bind:*` (SPEC 5.3). */

@@ -65,11 +65,29 @@ export class TunnelRegistry {
   /** Without public listeners (unit tests, an API-only build) ports are claimed but not opened. */
   tcpPorts: TcpPortHooks = { open: async () => {}, close: () => {} };
 
+  /** Live wildcard endpoints: with none, a name no endpoint serves costs one lookup, not a walk. */
+  private wildcardPools = 0;
+
   pool(url: string): EndpointPool | undefined {
     return this.pools.get(url);
   }
 
+  /**
+   * The most specific live wildcard endpoint covering `host`, `urlOf` making each candidate's URL:
+   * for `a.b.example.com`, `*.b.example.com` then `*.example.com` (never `*.com`: a wildcard
+   * covers a domain of two labels or more). Asked after the name's own endpoint.
+   */
+  wildcardPool(host: string, urlOf: (hostname: string) => string): EndpointPool | undefined {
+    if (this.wildcardPools === 0) return undefined;
+    for (let dot = host.indexOf('.'); dot !== -1 && host.indexOf('.', dot + 1) !== -1; dot = host.indexOf('.', dot + 1)) {
+      const pool = this.pools.get(urlOf(`*${host.slice(dot)}`));
+      if (pool) return pool;
+    }
+    return undefined;
+  }
+
   addPool(pool: EndpointPool): void {
+    if (!this.pools.has(pool.url) && isWildcardUrl(pool.url)) this.wildcardPools++;
     this.pools.set(pool.url, pool);
   }
 
@@ -80,6 +98,7 @@ export class TunnelRegistry {
     pool.remove(tunnelId);
     if (pool.tunnels.length > 0) return undefined;
     this.pools.delete(url);
+    if (isWildcardUrl(url)) this.wildcardPools--;
     return pool;
   }
 
@@ -102,4 +121,8 @@ export class TunnelRegistry {
   get poolCount(): number {
     return this.pools.size;
   }
+}
+
+function isWildcardUrl(url: string): boolean {
+  return url.includes('://*.');
 }

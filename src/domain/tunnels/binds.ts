@@ -73,7 +73,7 @@ function requestedHostname(ask: BindAsk, edge: EdgeSettings): string {
   const subdomain = nonEmpty(ask.subdomain);
   const hostname =
     named ?? (subdomain !== undefined ? `${subdomain}.${edge.edgeDomain}` : `${randomBase36(GENERATED_NAME_LENGTH)}.${edge.edgeDomain}`);
-  const problem = bindHostnameProblem(hostname);
+  const problem = bindHostnameProblem(hostname, { wildcard: true });
   if (problem) throw agentErrors.invalidDomain(hostname, problem);
   return hostname.toLowerCase();
 }

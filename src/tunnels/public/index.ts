@@ -47,6 +47,9 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
   const sink = new ConnectionSink(options.logger, options.metrics);
   const gate = new PolicyGate(edge.region, options.metrics);
   const opener = new ProxyOpener(options.connectionOf);
+  const httpUrl = (host: string) => publicUrl('http', host, edge.httpPort);
+  const httpsUrl = (host: string) => publicUrl('https', host, edge.tlsPort);
+  const tlsUrl = (host: string) => publicUrl('tls', host, edge.tlsPort);
   const sockets = new Set<net.Socket>();
   const track = (socket: net.Socket) => {
     sockets.add(socket);
@@ -88,7 +91,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
   if (options.httpPort > 0) {
     const proxy: HttpProxy = new HttpProxy({
       scheme: 'http',
-      route: (host) => registry.pool(publicUrl('http', host, edge.httpPort)),
+      route: (host) => registry.pool(httpUrl(host)) ?? registry.wildcardPool(host, httpUrl),
       opener,
       gate,
       record: (socket) => sink.open('http', socket, proxy.server),
@@ -101,13 +104,16 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
     if (!options.edgeCertificates) throw new Error('the TLS port needs the edge certificate');
     const https = new HttpProxy({
       scheme: 'https',
-      route: (host) => registry.pool(publicUrl('https', host, edge.tlsPort)),
+      route: (host) => registry.pool(httpsUrl(host)) ?? registry.wildcardPool(host, httpsUrl),
       opener,
       gate,
       record: (socket) => sink.open('https', socket),
     });
     const port = new TlsPort({
-      route: (proto, host) => registry.pool(publicUrl(proto, host, edge.tlsPort)),
+      route: (proto, host, wildcard) => {
+        const urlOf = proto === 'tls' ? tlsUrl : httpsUrl;
+        return wildcard ? registry.wildcardPool(host, urlOf) : registry.pool(urlOf(host));
+      },
       resolveEdge: options.resolveEdge ?? (async () => undefined),
       opener,
       gate,

@@ -25,8 +25,8 @@ export interface EdgeRoute {
 }
 
 export interface TlsPortOptions {
-  /** The pool of a `tls://` or `https://` endpoint named by an SNI host. */
-  readonly route: (proto: 'tls' | 'https', host: string) => EndpointPool | undefined;
+  /** The pool of a `tls://` or `https://` endpoint named by an SNI host, or (`wildcard`) of one covering it. */
+  readonly route: (proto: 'tls' | 'https', host: string, wildcard: boolean) => EndpointPool | undefined;
   /** The TLS edge whose hostport host is `sni`; the extension point for edges with backends. */
   readonly resolveEdge: (sni: string) => Promise<EdgeRoute | undefined>;
   readonly opener: ProxyOpener;
@@ -54,22 +54,8 @@ export class TlsPort {
       return;
     }
     const sni = hello.sni;
-    const passthrough = sni === undefined ? undefined : this.options.route('tls', sni);
-    if (passthrough) {
-      conn.endpointId = passthrough.endpointId;
-      if (!this.options.gate.admit(conn, passthrough.policy, endpointOfPool(passthrough))) return void socket.destroy();
-      this.passthrough(socket, hello.buffered, conn, passthrough);
-      return;
-    }
-    const terminated = sni === undefined ? undefined : this.options.route('https', sni);
-    if (terminated) {
-      conn.proto = 'https';
-      conn.endpointId = terminated.endpointId;
-      // Per connection, before any request is read (TUNNELS.md §5).
-      if (!this.options.gate.admit(conn, terminated.policy, endpointOfPool(terminated))) return void socket.destroy();
-      await this.terminate(socket, hello.buffered, conn, sni!, terminated.url);
-      return;
-    }
+    // The name's own endpoint, then a TLS edge's hostport, then a wildcard endpoint covering it.
+    if (sni !== undefined && (await this.toEndpoint(socket, hello.buffered, conn, sni, false))) return;
     let edge: EdgeRoute | undefined;
     try {
       edge = sni === undefined ? undefined : await this.options.resolveEdge(sni);
@@ -83,9 +69,29 @@ export class TlsPort {
       this.passthrough(socket, hello.buffered, conn, edge.backend);
       return;
     }
+    if (sni !== undefined && (await this.toEndpoint(socket, hello.buffered, conn, sni, true))) return;
     conn.outcome = 'unrecognized_name';
     socket.end(unrecognizedNameAlert());
     socket.resume(); // read (and drop) whatever follows, so the FIN is seen and the socket closes
+  }
+
+  /** Serves the connection with the tls or https endpoint the SNI names; false when there is none. */
+  private async toEndpoint(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, wildcard: boolean): Promise<boolean> {
+    const passthrough = this.options.route('tls', sni, wildcard);
+    if (passthrough) {
+      conn.endpointId = passthrough.endpointId;
+      if (!this.options.gate.admit(conn, passthrough.policy, endpointOfPool(passthrough))) socket.destroy();
+      else this.passthrough(socket, clientHello, conn, passthrough);
+      return true;
+    }
+    const terminated = this.options.route('https', sni, wildcard);
+    if (!terminated) return false;
+    conn.proto = 'https';
+    conn.endpointId = terminated.endpointId;
+    // Per connection, before any request is read (TUNNELS.md §5).
+    if (!this.options.gate.admit(conn, terminated.policy, endpointOfPool(terminated))) socket.destroy();
+    else await this.terminate(socket, clientHello, conn, sni, terminated.url);
+    return true;
   }
 
   private passthrough(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, choice: TunnelChoice): void {
