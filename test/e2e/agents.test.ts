@@ -242,6 +242,17 @@ describe('the ngrok SDK on one burrow server', () => {
       await refused(session.httpEndpoint().domain('x.wild.example.com').listen(false), 'ERR_NGROK_334');
       for (const listener of [b, tcpA, tcpB]) await listener.close();
     });
+
+    it('a tls and an https endpoint of one name are 334 together (one SNI on one port); http beside https binds', async () => {
+      const tlsFirst = await session.tlsEndpoint().domain('named.example.com').listen(false);
+      await refused(session.httpEndpoint().domain('named.example.com').listen(false), 'ERR_NGROK_334', /tls:\/\/named\.example\.com:\d+ is already online/);
+      await tlsFirst.close();
+      const httpsFirst = await session.httpEndpoint().domain('named.example.com').listen(false);
+      await refused(session.tlsEndpoint().domain('named.example.com').poolingEnabled(true).listen(false), 'ERR_NGROK_334', /https:\/\/named\.example\.com/);
+      const plain = await session.httpEndpoint().scheme('HTTP').domain('named.example.com').listen(false);
+      assert.equal(plain.url(), `http://named.example.com:${server.plane.httpPort}`);
+      for (const listener of [httpsFirst, plain]) await listener.close();
+    });
   });
 
   it('refuses the options burrow does not serve, by name (301)', async () => {

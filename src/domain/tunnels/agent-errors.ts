@@ -78,6 +78,14 @@ export const agentErrors = {
     ),
   credentialRevoked: (credentialId: string) =>
     new AgentRefusal(300, `The authtoken credential ${credentialId} has been revoked\nand is no longer valid.`),
+  // ngrok documents no code for a protocol a server does not serve at all: the text stands alone.
+  protoNotServed: (proto: string, setting: string) =>
+    new AgentRefusal(0, `This burrow server serves no ${proto} endpoints (${setting}): its public listener for them is off. Connect to a server that has it on.`),
+  sniTaken: (url: string, rival: string) =>
+    new AgentRefusal(
+      334,
+      `The endpoint ${rival} is already online and takes every TLS connection for its name on that port, so ${url} could never be reached. Stop ${rival} first, or use another name.`,
+    ),
   // PatchTunnelState refusals: ngrok documents no codes for them, so the text stands alone.
   unknownTunnel: (tunnelId: string) => new AgentRefusal(0, `This session has no tunnel ${JSON.stringify(tunnelId.slice(0, 64))}.`),
   poolingFixed: (current: boolean) =>

@@ -62,10 +62,19 @@ const GENERATED_NAME_LENGTH = 12;
  * same ACL code that validates rules. Throws the AgentRefusal the agent must see.
  */
 export function resolveBindTarget(ask: BindAsk, credential: BindingCredential, edge: EdgeSettings): BindTarget {
+  const off = listenerOff(ask.proto, edge);
+  if (off) throw agentErrors.protoNotServed(ask.proto, off);
   if (ask.proto === 'tcp') return resolveTcp(ask, credential, edge);
   const hostname = requestedHostname(ask, edge);
   if (!aclPermitsBind(credential.acl, { domain: hostname })) throw agentErrors.nameNotPermitted(credential.id, hostname);
   return { kind: 'hostname', proto: ask.proto, hostname };
+}
+
+/** The setting that turned off the public listener of `proto`'s endpoints, if it is off. */
+function listenerOff(proto: BindProto, edge: EdgeSettings): string | undefined {
+  if (proto === 'http') return edge.httpPort === undefined ? 'EDGE_HTTP_PORT=0' : undefined;
+  if (proto === 'tcp') return edge.tcpPorts.length === 0 ? 'EDGE_TCP_PORTS is empty' : undefined;
+  return edge.tlsPort === undefined ? 'EDGE_TLS_PORT=0' : undefined;
 }
 
 function requestedHostname(ask: BindAsk, edge: EdgeSettings): string {

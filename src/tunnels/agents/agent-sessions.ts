@@ -234,6 +234,8 @@ export class AgentSessions {
       const now = new Date().toISOString();
       const host = bound.kind === 'tcp' ? this.settings.edge.publicHost : bound.hostname;
       const port = bound.kind === 'tcp' ? bound.port : proto === 'http' ? (this.settings.edge.httpPort ?? 80) : (this.settings.edge.tlsPort ?? 443);
+      // a tls and an https endpoint of one name would share the TLS port's SNI: one at a time
+      const rival = bound.kind === 'hostname' && bound.proto !== 'http' ? this.ingress.urlOf({ ...bound, proto: bound.proto === 'tls' ? 'https' : 'tls' }) : undefined;
       const pool = await this.binds.joinPool(url, req.extra.poolingEnabled, () => ({
         id: newId('ep').id,
         accountId: live.record.accountId,
@@ -248,7 +250,7 @@ export class AgentSessions {
         poolingEnabled: req.extra.poolingEnabled,
         createdAt: now,
         updatedAt: now,
-      }));
+      }), rival);
       const tunnel: HeldTunnel = {
         id,
         sessionId: live.id,

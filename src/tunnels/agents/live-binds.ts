@@ -100,7 +100,17 @@ export class LiveBinds {
    * Joins the URL's pool, or opens one with a new endpoint row. A second bind of one URL needs
    * pooling on both sides (else 334); an endpoint held by another instance is also 334.
    */
-  async joinPool(url: string, pooling: boolean, makeEndpoint: () => Parameters<IngressRepository['insertEndpoint']>[0]): Promise<EndpointPool> {
+  async joinPool(
+    url: string,
+    pooling: boolean,
+    makeEndpoint: () => Parameters<IngressRepository['insertEndpoint']>[0],
+    /** The URL that would take this one's connections (tls and https of one name share the TLS port's SNI). */
+    rival?: string,
+  ): Promise<EndpointPool> {
+    const checkRival = () => {
+      if (rival !== undefined && this.registry.pool(rival)) throw agentErrors.sniTaken(url, rival);
+    };
+    checkRival();
     const existing = this.registry.pool(url);
     if (existing) {
       if (!existing.poolingEnabled || !pooling) throw agentErrors.alreadyOnline(url);
@@ -108,7 +118,13 @@ export class LiveBinds {
     }
     const endpoint = makeEndpoint();
     if (!(await this.repository.insertEndpoint(endpoint))) throw agentErrors.alreadyOnline(url);
-    // Another bind of the same URL may have opened the pool while the insert ran.
+    // Another bind of the same URL (or of its rival) may have opened a pool while the insert ran.
+    try {
+      checkRival();
+    } catch (error) {
+      await this.repository.deleteEndpoint(endpoint.id);
+      throw error;
+    }
     const raced = this.registry.pool(url);
     if (raced) {
       await this.repository.deleteEndpoint(endpoint.id);

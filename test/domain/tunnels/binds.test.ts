@@ -64,6 +64,23 @@ for (const [name, ask, acl, expected] of cases) {
   });
 }
 
+test('a protocol whose public listener is off is refused before the ACL is asked (no code: none fits)', () => {
+  const off: EdgeSettings = { ...edge, httpPort: undefined, tlsPort: undefined, tcpPorts: [] };
+  const cases: Array<[BindAsk, RegExp]> = [
+    [{ proto: 'http', hostname: 'a.example.com' }, /no http endpoints \(EDGE_HTTP_PORT=0\)/],
+    [{ proto: 'https' }, /no https endpoints \(EDGE_TLS_PORT=0\)/],
+    [{ proto: 'tls', hostname: 'a.example.com' }, /no tls endpoints \(EDGE_TLS_PORT=0\)/],
+    [{ proto: 'tcp' }, /no tcp endpoints \(EDGE_TCP_PORTS is empty\)/],
+  ];
+  for (const [ask, message] of cases) {
+    const refused = refusal(() => resolveBindTarget(ask, credential(['bind:nothing.example.com']), off));
+    assert.equal(refused.code, 0);
+    assert.match(refused.message, message);
+  }
+  // The others still serve.
+  assert.equal(resolveBindTarget({ proto: 'https', hostname: 'a.example.com' }, credential([]), { ...edge, httpPort: undefined }).kind, 'hostname');
+});
+
 test('refusal messages name the credential and what was refused', () => {
   const name = refusal(() => resolveBindTarget({ proto: 'https', hostname: 'x.other.com' }, credential(['bind:*.example.com']), edge));
   assert.equal(name.message, 'The credential ACL policy does not permit binding this name.\nCredential ID: cr_1\nName: x.other.com');
