@@ -315,6 +315,18 @@ describe('HTTP and HTTPS endpoints', () => {
     assert.match(first, /^HTTP\/1\.1 200/);
     assert.equal(await raw(socket, 'denied.burrow.localhost'), '');
     assert.equal(requests, 1);
+    // Pipelined in one write, the allowed request's answer still arrives before the close.
+    const pipelined = net.connect(server.httpPort, '127.0.0.1');
+    const both = await new Promise<string>((resolve) => {
+      let text = '';
+      pipelined.on('error', () => {});
+      pipelined.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      pipelined.once('close', () => resolve(text));
+      pipelined.setTimeout(5_000, () => pipelined.destroy());
+      pipelined.write('GET / HTTP/1.1\r\nHost: open.burrow.localhost\r\n\r\nGET / HTTP/1.1\r\nHost: denied.burrow.localhost\r\n\r\n');
+    });
+    assert.match(both, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nok$/);
+    assert.equal(requests, 2);
     for (const listener of [http, https, open]) await listener.close();
   });
 });

@@ -81,6 +81,7 @@ export class HttpProxy {
       return;
     }
     state.conn.requests++;
+    const previous = state.answer;
     state.answer = res;
     const host = hostOf(req.headers.host);
     const pool = host === undefined ? undefined : this.options.route(host);
@@ -90,7 +91,7 @@ export class HttpProxy {
     }
     state.conn.endpointId = pool.endpointId;
     if (!this.admit(state, pool)) {
-      req.socket.destroy();
+      closeAfter(previous, req.socket);
       return;
     }
     // The client's last request (Connection: close, or HTTP/1.0): the answer is the rest of the
@@ -300,6 +301,16 @@ class StreamAgent extends http.Agent {
     this.destroyed = true;
     super.destroy();
   }
+}
+
+/**
+ * A policy's denial closes the connection, but only once the answer owed to an earlier request
+ * pipelined before it has left: the client's allowed request is not cut short by its next one.
+ */
+function closeAfter(previous: http.ServerResponse | 'relayed' | undefined, socket: Duplex): void {
+  if (previous === undefined || previous === 'relayed' || previous.writableFinished || previous.destroyed) return void socket.destroy();
+  const close = () => socket.destroy();
+  previous.once('finish', close).once('close', close);
 }
 
 /** Whether an answer is under way to the client (a canned one written now would corrupt it). */
