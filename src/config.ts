@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { isWellFormedSecret } from './domain/secrets.js';
 import { bindHostnameProblem } from './domain/acl.js';
 
@@ -164,8 +165,20 @@ function trustProxy(env: Env): boolean | string {
   const raw = present(env, 'TRUST_PROXY');
   if (raw === undefined || raw === 'false' || raw === '0') return false;
   if (raw === 'true' || raw === '1') return true;
-  if (/^[0-9A-Fa-f:.\/]+(,\s*[0-9A-Fa-f:.\/]+)*$/.test(raw)) return raw;
-  throw new ConfigError('TRUST_PROXY', 'must be true, false, or a comma-separated list of proxy IPs/CIDRs');
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const bad = entries.find((entry) => !isAddressOrCidr(entry));
+  if (bad === undefined) return entries.join(',');
+  throw new ConfigError('TRUST_PROXY', `must be true, false, or a comma-separated list of proxy IPs/CIDRs; ${JSON.stringify(bad)} is neither an IP address nor a CIDR`);
+}
+
+/** An IPv4 or IPv6 address, alone or with a prefix length its family allows (`10.0.0.0/8`, `::1/128`). */
+function isAddressOrCidr(entry: string): boolean {
+  const slash = entry.indexOf('/');
+  const address = slash === -1 ? entry : entry.slice(0, slash);
+  const family = isIP(address);
+  if (family === 0 || slash === -1) return family !== 0;
+  const prefix = entry.slice(slash + 1);
+  return /^(0|[1-9][0-9]{0,2})$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
 function logLevel(env: Env): LogLevel {

@@ -28,7 +28,7 @@ describe('loadConfig', () => {
     });
     assert.equal(config.port, 9000);
     assert.equal(config.publicUrl, 'https://api.example.com');
-    assert.equal(config.trustProxy, '10.0.0.0/8, 127.0.0.1');
+    assert.equal(config.trustProxy, '10.0.0.0/8,127.0.0.1');
     assert.equal(config.rateLimitPerMinute, 0);
     assert.equal(config.bootstrapApiKey, '2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ_abcdefghijklmnopqrstu');
   });
@@ -69,6 +69,12 @@ describe('loadConfig', () => {
     ['PUBLIC_URL', 'ftp://x.example.com'],
     ['PUBLIC_URL', 'https://x.example.com/?q=1'],
     ['TRUST_PROXY', 'maybe'],
+    ['TRUST_PROXY', '300.1.1.1'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '10.0.0.0/8,::1/129'],
+    ['TRUST_PROXY', '10.0.0.0/08'],
+    ['TRUST_PROXY', '2'],
+    ['TRUST_PROXY', '10.0.0.1,'],
     ['LOG_LEVEL', 'loud'],
     ['BOOTSTRAP_API_KEY', 'short'],
     ['RATE_LIMIT_PER_MINUTE', 'lots'],
