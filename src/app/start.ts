@@ -23,7 +23,21 @@ function listenerVariable(listener: string, error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
   const portProblem = code === 'EADDRINUSE' || code === 'EACCES';
   if (listener === 'http') return portProblem ? 'PORT' : 'HOST';
-  return listener === 'agents' ? 'AGENT_PORT' : `the ${listener} listener`;
+  if (listener === 'agents') return portProblem ? 'AGENT_PORT' : 'HOST';
+  const port = EDGE_PORT_VARIABLES[listener];
+  if (port === undefined) return `the ${listener} listener`;
+  return portProblem ? port : 'EDGE_HOST';
+}
+
+const EDGE_PORT_VARIABLES: Record<string, string> = { 'edge-http': 'EDGE_HTTP_PORT', 'edge-tls': 'EDGE_TLS_PORT', 'edge-tcp': 'EDGE_TCP_PORTS' };
+
+/** Where the listener tried to listen, for the message (the TCP ports open at bind, not here). */
+function listenerAddress(listener: string, config: Config): string {
+  if (listener === 'http') return ` on ${config.host}:${config.port}`;
+  if (listener === 'agents') return ` on ${config.tunnels.agentHost}:${config.tunnels.agentPort}`;
+  if (listener === 'edge-http') return ` on ${config.tunnels.edgeHost}:${config.tunnels.edgeHttpPort}`;
+  if (listener === 'edge-tls') return ` on ${config.tunnels.edgeHost}:${config.tunnels.edgeTlsPort}`;
+  return '';
 }
 
 export interface RunningServer {
@@ -95,7 +109,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
       await Promise.allSettled(listeners.map((each) => each.close(0)));
       await keeper.stop();
       await store.close();
-      throw new StartupError(listenerVariable(listener.name, error), `cannot listen${listener.name === 'http' ? ` on ${config.host}:${config.port}` : ''}: ${reason(error)}`);
+      throw new StartupError(listenerVariable(listener.name, error), `cannot listen${listenerAddress(listener.name, config)}: ${reason(error)}`);
     }
   }
   dataPlane?.startBackground();

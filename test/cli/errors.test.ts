@@ -4,6 +4,7 @@
 // `--account` required as soon as there are several accounts.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -12,6 +13,7 @@ import { openStore } from '../../src/storage/db.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { SqlAccountRepository } from '../../src/storage/repositories/accounts.js';
 import { cleanupProcesses, runCli, spawnCli, tempDatabaseUrl, type CliResult } from '../helpers/server-process.js';
+import { freePort } from '../helpers/traffic.js';
 
 after(cleanupProcesses);
 
@@ -82,6 +84,17 @@ describe('burrow CLI errors and exit codes', () => {
   });
 
   it('names the variable of every start-up error and exits within seconds', async () => {
+    const busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    after(() => busy.close());
+    const busyPort = (busy.address() as net.AddressInfo).port;
+    const dataPlaneOn = async (tlsDir = mkdtempSync(join(tmpdir(), 'burrow-tls-'))) => ({
+      AGENT_PORT: String(await freePort()),
+      TLS_DIR: tlsDir,
+      EDGE_HTTP_PORT: '0',
+      EDGE_TLS_PORT: '0',
+      EDGE_TCP_PORTS: '',
+    });
     const cases: [Record<string, string>, number, RegExp][] = [
       // Node's recursive mkdir never returned on this path: burrow serve hung.
       [{ DATABASE_URL: 'sqlite:/proc/nope/burrow.db' }, 1, /^burrow: DATABASE_URL: cannot open the database: cannot create the directory \/proc\/nope/],
@@ -91,6 +104,11 @@ describe('burrow CLI errors and exit codes', () => {
       // Only "getaddrinfo ENOTFOUND" before.
       [{ DATABASE_URL: 'sqlite::memory:', HOST: 'unresolvable.invalid', BOOTSTRAP_API_KEY: '' }, 1, /^burrow: HOST: cannot listen on unresolvable\.invalid:0: .*ENOTFOUND/],
       [{ PORT: '70000' }, 2, /PORT must be a whole number from 0 to 65535/],
+      [{ TRUST_PROXY: '10.0.0.0/33' }, 2, /^burrow: Invalid configuration: TRUST_PROXY .*"10\.0\.0\.0\/33" is neither/],
+      // The same endless recursive mkdir, for the CA's directory.
+      [{ DATABASE_URL: 'sqlite::memory:', ...(await dataPlaneOn('/proc/nope/tls')) }, 1, /^burrow: AGENT_PORT\/TLS_DIR: cannot start the data plane: cannot create TLS_DIR \/proc\/nope/],
+      // Only "the edge-http listener" before.
+      [{ DATABASE_URL: 'sqlite::memory:', ...(await dataPlaneOn()), EDGE_HTTP_PORT: String(busyPort) }, 1, new RegExp(`^burrow: EDGE_HTTP_PORT: cannot listen on 127\\.0\\.0\\.1:${busyPort}: .*EADDRINUSE`)],
     ];
     for (const [env, code, message] of cases) {
       const started = Date.now();

@@ -1,10 +1,10 @@
 // burrow's private certificate authority: TLS_DIR/ca.pem and TLS_DIR/ca-key.pem, created on the
 // first start and reused afterwards.
 import { X509Certificate, createPrivateKey, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { TlsConfigError, describeFsError } from './errors.js';
-import { PRIVATE_MODE, PUBLIC_MODE, publishExclusive, readIfExists } from './files.js';
+import { PRIVATE_MODE, PUBLIC_MODE, makeDirectories, publishExclusive, readIfExists } from './files.js';
 import { generateP256, importSigningKey } from './keys.js';
 import { x509 } from './x509.js';
 
@@ -94,10 +94,8 @@ async function createCaCertificate(key: KeyObject): Promise<string> {
  */
 export async function loadOrCreateCa(dir: string): Promise<CertificateAuthority> {
   const root = resolve(dir);
-  let madeDir: string | undefined;
   try {
-    madeDir = await mkdir(root, { recursive: true, mode: 0o700 });
-    if (madeDir !== undefined) await chmod(root, 0o700);
+    if (await makeDirectories(root, 0o700)) await chmod(root, 0o700);
   } catch (err) {
     throw new TlsConfigError(`cannot create TLS_DIR ${root}: ${describeFsError(err)}`, { cause: err });
   }

@@ -1,12 +1,30 @@
 // File helpers for key material: private files are created with mode 0600 from the first byte
 // (never written world-readable and chmod-ed afterwards), and published atomically.
 import { randomBytes } from 'node:crypto';
-import { link, open, readFile, rename, unlink } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { TlsConfigError, describeFsError } from './errors.js';
 
 export const PRIVATE_MODE = 0o600;
 export const PUBLIC_MODE = 0o644;
+
+/**
+ * mkdir -p with `mode` on each directory it makes, one level at a time: Node's recursive mkdir
+ * never returns on some paths (under /proc it retries forever, at full CPU). Returns whether the
+ * last level was made here.
+ */
+export async function makeDirectories(directory: string, mode: number): Promise<boolean> {
+  if (await stat(directory).then(() => true, () => false)) return false;
+  const parent = dirname(directory);
+  if (parent !== directory) await makeDirectories(parent, mode);
+  try {
+    await mkdir(directory, { mode });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
 
 function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
