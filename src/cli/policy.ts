@@ -58,7 +58,10 @@ export function policyCommand(): Command {
         return;
       }
       const verdict = evaluate(compiled.program, input.connection);
-      if (options.json) print(JSON.stringify({ file, valid: true, connection: describeInput(input.connection), ...verdict }));
+      if (options.json) {
+        const { closedBy, ...rest } = verdict; // the API's snake_case, as every other key
+        print(JSON.stringify({ file, valid: true, connection: describeInput(input.connection), ...rest, ...(closedBy ? { closed_by: closedBy } : {}) }));
+      }
       else for (const line of report(file, compiled.program.rules, input.connection, verdict)) print(line);
       process.exitCode = verdict.allowed ? 0 : 1;
     });

@@ -116,7 +116,8 @@ describe('burrow policy test', () => {
     assert.equal(result.code, 1, result.stderr);
     const output = JSON.parse(result.stdout) as Record<string, unknown>;
     assert.equal(output.allowed, false);
-    assert.deepEqual(output.closedBy, { rule: 2, name: 'Late', action: 1, type: 'deny' });
+    assert.deepEqual(output.closed_by, { rule: 2, name: 'Late', action: 1, type: 'deny' });
+    assert.equal(output.closedBy, undefined);
     assert.deepEqual((output.rules as Array<{ matched: boolean }>).map((r) => r.matched), [false, true]);
     assert.equal((output.connection as { time: string }).time, '2024-05-01T23:30:00Z');
   });
