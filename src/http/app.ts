@@ -121,6 +121,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   const checkRoute = registerRouting(app);
   registerValidationOnRoutes(app);
   app.addHook('onClose', async () => rateLimiter.close?.());
+  registerShutdownClose(app, () => closing);
   registerRequestGate(app, {
     authenticator,
     rateLimiter,
@@ -128,7 +129,6 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
     hostMakesUris: config.publicUrl === undefined,
   });
   registerResponseHeadersAndLog(app, registerMetrics(app, deps.metrics));
-  registerShutdownClose(app, () => closing);
 
   app.addSchema(ErrorBody);
   app.addSchema(CredentialResponse);

@@ -112,4 +112,26 @@ describe('graceful shutdown', () => {
     assert.equal(closes, 1, 'only the last answer closes the connection');
     assert.match(text.slice(text.lastIndexOf('HTTP/1.1')), /connection: close/i);
   });
+
+  it('a request arriving after the shutdown began is answered with Connection: close, and the connection ends', async () => {
+    const app = await createTestApp();
+    await app.app.listen({ port: 0, host: '127.0.0.1' });
+    const appPort = (app.app.server.address() as { port: number }).port;
+    const socket = connect(appPort, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk) => chunks.push(chunk));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.on('connect', () => resolve()));
+    app.app.beginShutdown();
+    // readyz answers synchronously while closing; an authenticated request takes the long way
+    socket.write(`GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.write(`GET /credentials HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${app.admin.key}\r\nService-Version: 2\r\n\r\n`);
+    await closed;
+    await app.app.close();
+    await app.store.close().catch(() => {});
+    const text = Buffer.concat(chunks).toString('utf8');
+    assert.match(text, /^HTTP\/1\.1 503 [^]*\r\nconnection: close\r\n[^]*"shutting down"/i);
+    assert.equal([...text.matchAll(/HTTP\/1\.1 /g)].length, 1, 'the connection ends after that answer');
+  });
 });
