@@ -13,6 +13,7 @@ import { SqlTunnelRepository } from '../storage/repositories/tunnels.js';
 import { SqlEdgeRouteReader } from '../storage/repositories/edge-routes.js';
 import { createDataPlane, type DataPlane } from '../tunnels/data-plane.js';
 import { InstanceKeeper } from '../tunnels/instance-keeper.js';
+import { claimInstanceIdentity, type InstanceIdentity } from '../tunnels/instance-identity.js';
 import { httpListener, type Listener } from './listeners.js';
 import { StartupError, reason } from './startup-error.js';
 
@@ -68,14 +69,22 @@ export async function start(config: Config, logger: Logger = createLogger(config
     throw new StartupError('DATABASE_URL', `cannot prepare the database: ${reason(error)}`);
   }
 
-  const instanceId = newId('inst').id;
+  let identity: InstanceIdentity;
+  try {
+    // A data plane keeps its id across restarts (TLS_DIR): after a crash it takes back its rows at once.
+    identity = config.tunnels.agentPort > 0 ? await claimInstanceIdentity(config.tunnels.tlsDir) : { id: newId('inst').id, inherited: false };
+  } catch (error) {
+    await store.close();
+    throw new StartupError('TLS_DIR', reason(error));
+  }
+  const instanceId = identity.id;
   const tunnelRepository = new SqlTunnelRepository(store);
   const keeper = new InstanceKeeper(instanceId, tunnelRepository, logger);
   let dataPlane: DataPlane | undefined;
   // One set of instruments for the API and the data plane, rendered together on /metrics.
   const metrics = new Metrics();
   try {
-    await keeper.start();
+    await keeper.start({ previousRunCrashed: identity.inherited });
     if (config.tunnels.agentPort > 0) {
       dataPlane = await createDataPlane({
         config: config.tunnels,

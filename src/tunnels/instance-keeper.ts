@@ -23,7 +23,12 @@ export class InstanceKeeper {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async start(): Promise<void> {
+  /** `previousRunCrashed`: this id's previous run ended without cleaning up; its rows go first. */
+  async start(options: { previousRunCrashed?: boolean } = {}): Promise<void> {
+    if (options.previousRunCrashed) {
+      await this.repository.removeInstance(this.instanceId);
+      this.logger.info({ instance_id: this.instanceId }, 'removed the sessions of this instance\'s previous run, which stopped without cleaning up');
+    }
     await this.repository.beat(this.instanceId, this.startedAt, this.now());
     this.beatTimer = setInterval(() => void this.beat(), INSTANCE_BEAT_MS);
     this.sweepTimer = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);

@@ -106,7 +106,7 @@ describe('burrow CLI errors and exit codes', () => {
       [{ PORT: '70000' }, 2, /PORT must be a whole number from 0 to 65535/],
       [{ TRUST_PROXY: '10.0.0.0/33' }, 2, /^burrow: Invalid configuration: TRUST_PROXY .*"10\.0\.0\.0\/33" is neither/],
       // The same endless recursive mkdir, for the CA's directory.
-      [{ DATABASE_URL: 'sqlite::memory:', ...(await dataPlaneOn('/proc/nope/tls')) }, 1, /^burrow: AGENT_PORT\/TLS_DIR: cannot start the data plane: cannot create TLS_DIR \/proc\/nope/],
+      [{ DATABASE_URL: 'sqlite::memory:', ...(await dataPlaneOn('/proc/nope/tls')) }, 1, /^burrow: TLS_DIR: cannot create TLS_DIR \/proc\/nope\/tls: ENOENT/],
       // Only "the edge-http listener" before.
       [{ DATABASE_URL: 'sqlite::memory:', ...(await dataPlaneOn()), EDGE_HTTP_PORT: String(busyPort) }, 1, new RegExp(`^burrow: EDGE_HTTP_PORT: cannot listen on 127\\.0\\.0\\.1:${busyPort}: .*EADDRINUSE`)],
     ];
