@@ -72,7 +72,7 @@ function principalCommand(kind: 'user' | 'bot'): Command {
     .option('--admin', 'make an admin')
     .option('--no-admin', 'make not an admin')
     .action(async (id: string, options: { admin?: boolean }, command: Command) => {
-      if (options.admin === undefined) throw new Error('Say --admin or --no-admin.');
+      if (options.admin === undefined) command.error('error: say --admin or --no-admin', { exitCode: 2, code: 'burrow.missingFlag' });
       await withAccounts(command, (service) => service.setAdmin(id, options.admin!, kind));
       print(`${id} is ${options.admin ? 'now' : 'no longer'} an admin.`);
     });
@@ -122,8 +122,12 @@ function apiKeysCommand(): Command {
 }
 
 async function accountOrOnly(service: AccountService, account: string | undefined): Promise<string> {
-  if (account !== undefined) return account;
   const active = (await service.listAccounts()).filter((a) => a.revokedAt === null);
+  if (account !== undefined) {
+    // an unknown account is a failure, not an empty list
+    if (!active.some((a) => a.id === account)) throw new Error(`No active account ${account}.`);
+    return account;
+  }
   if (active.length !== 1) throw new Error(`There are ${active.length} active accounts; say which one with --account <id>.`);
   return active[0]!.id;
 }
