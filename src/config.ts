@@ -137,6 +137,11 @@ function databaseUrl(env: Env): string {
       throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL (percent-encode special characters in the user name and password)');
     }
     if (url.hostname === '') throw new ConfigError('DATABASE_URL', 'names no host: write postgres://user@host:port/database');
+    const schema = url.searchParams.get('schema');
+    // the storage layer checks the same before it sets search_path; here it is a usage error (exit 2)
+    if (schema !== null && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+      throw new ConfigError('DATABASE_URL', 'has a schema parameter that is not a lower-case SQL identifier (letters, digits and _, at most 63)');
+    }
     return raw;
   }
   throw new ConfigError(

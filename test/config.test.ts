@@ -65,6 +65,8 @@ describe('loadConfig', () => {
     ['PORT', '70000'],
     ['PORT', '-1'],
     ['DATABASE_URL', 'mysql://x'],
+    ['DATABASE_URL', 'postgres://u@db/burrow?schema=bad-name;drop'],
+    ['DATABASE_URL', 'postgres://u@db/burrow?schema=Upper'],
     ['PUBLIC_URL', 'not a url'],
     ['PUBLIC_URL', 'ftp://x.example.com'],
     ['PUBLIC_URL', 'https://x.example.com/?q=1'],
