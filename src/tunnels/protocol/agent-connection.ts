@@ -318,8 +318,7 @@ export class AgentConnection extends EventEmitter {
       const e = err instanceof StreamReadError ? err : new StreamReadError('closed', String(err));
       this.streamError(s, type, e.kind, e.message);
       if (e.kind === 'closed') return;
-      const text = `invalid ${name} request: ${e.message}`;
-      const agentErr = type === StreamType.Auth ? AgentErrors.invalidAuthPayload(text) : new AgentError(0, text);
+      const agentErr = invalidPayload(type, `invalid ${name} request: ${e.message}`);
       // oversize / timeout: the agent may still be writing (both agents write the whole request
       // before reading), so answer (for one that did finish) and then RST so its write fails
       // at once instead of stalling on flow control. Other cases: it has finished writing.
@@ -372,8 +371,7 @@ export class AgentConnection extends EventEmitter {
       if (err instanceof AgentError) agentErr = err;
       else if (err instanceof MessageDecodeError) {
         this.streamError(s, type, 'decode', err.message);
-        const text = `invalid ${name} request: ${err.message}`;
-        agentErr = type === StreamType.Auth ? AgentErrors.invalidAuthPayload(text) : new AgentError(0, text);
+        agentErr = invalidPayload(type, `invalid ${name} request: ${err.message}`);
       } else {
         this.emit('handlerError', err, name);
         agentErr = new AgentError(0, `internal server error while handling ${name}`);
@@ -465,3 +463,10 @@ export class AgentConnection extends EventEmitter {
 
 /** Thrown inside serveRpc for a second Auth: answered with an error, the session stays. */
 const SECOND_AUTH = new AgentError(0, 'this session is already authenticated');
+
+/** A request that could not be read: the code the protocol has for its kind (AGENT-PROTOCOL.md §7), else none. */
+function invalidPayload(type: number, detail: string): AgentError {
+  if (type === StreamType.Auth) return AgentErrors.invalidAuthPayload(detail);
+  if (type === StreamType.Bind || type === StreamType.StartTunnelWithLabel) return AgentErrors.invalidBindPayload(detail);
+  return new AgentError(0, detail);
+}

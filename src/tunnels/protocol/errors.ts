@@ -62,6 +62,8 @@ export const AgentErrors = {
   /** 109: the Auth payload could not be understood. */
   invalidAuthPayload: (detail?: string): AgentError =>
     new AgentError(109, 'The authentication payload you specified is not valid.' + (detail ? `\n${detail}` : '')),
+  /** 301: a Bind or StartTunnelWithLabel payload that could not be understood. */
+  invalidBindPayload: (detail: string): AgentError => new AgentError(301, `The bind payload you specified is not valid.\n${detail}`),
   /** 811: no protocol version in common. */
   unsupportedVersion: (requested: readonly string[], supported: readonly string[]): AgentError =>
     new AgentError(

@@ -203,8 +203,10 @@ describe('AgentConnection: RPCs after Auth', () => {
     const { agent, conn } = await authed();
     for (const body of ['{"Id":}', '[1,2]', '"x"', '{"Id":"a"}{"Id":"b"}', '{"Opts":{"ProxyProto":"x"}}']) {
       const r = await rpc(agent, StreamType.Bind, body);
-      assert.match(String(r.Error), /^invalid Bind request: /, body);
+      assert.match(String(r.Error), /^The bind payload you specified is not valid\.\ninvalid Bind request: [^]*\n\nERR_NGROK_301$/, body);
     }
+    // a labeled bind is a bind: the same code; other requests have none documented
+    assert.match(String((await rpc(agent, StreamType.StartTunnelWithLabel, '[1]')).Error), /^The bind payload[^]*invalid StartTunnelWithLabel request: [^]*\n\nERR_NGROK_301$/);
     const s = agentOpen(agent, StreamType.Unbind, '{"Id":');
     s.end();
     const r = JSON.parse((await readAll(s)).toString()) as { Error: string };
