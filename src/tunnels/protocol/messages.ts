@@ -419,9 +419,22 @@ function setField(o: JsonObject, name: string, v: JsonValue): void {
   o[name] = v;
 }
 
+/** The options AGENT-PROTOCOL.md §5 names, by lower-case key: the reply writes these spellings. */
+const OPTS_NAMES = new Map(
+  [
+    'Domain', 'Hostname', 'Subdomain', 'Auth', 'HostHeaderRewrite', 'LocalUrlScheme', 'ProxyProto', 'Compression',
+    'CircuitBreaker', 'IPRestriction', 'BasicAuth', 'OAuth', 'OIDC', 'WebhookVerification', 'MutualTLSCA', 'RequestHeaders',
+    'ResponseHeaders', 'WebsocketTCPConverter', 'UserAgentFilter', 'TrafficPolicy', 'Addr', 'MutualTLSAtAgent',
+    'MutualTLSAtEdge', 'TLSTermination',
+  ].map((name) => [name.toLowerCase(), name]),
+);
+/** GO's own spelling of a name above, kept as sent. */
+const GO_SPELLINGS = new Set(['LocalURLScheme']);
+
 /**
- * The reply's `Opts`: a copy of the request's with `Hostname` / `Addr` set to what was bound
- * (replacing any other spelling of the key) and every field RS requires for `proto` present.
+ * The reply's `Opts`: a copy of the request's with every named option in its PascalCase spelling
+ * (keys are read in any case, written exactly: §5), `Hostname` / `Addr` set to what was bound,
+ * and every field RS requires for `proto` present.
  */
 export function echoBindOpts(
   proto: string,
@@ -429,6 +442,10 @@ export function echoBindOpts(
   bound: { hostname?: string; addr?: string },
 ): JsonObject {
   const out = structuredClone(requestOpts);
+  for (const key of Object.keys(out)) {
+    const name = OPTS_NAMES.get(key.toLowerCase());
+    if (name !== undefined && key !== name && !GO_SPELLINGS.has(key) && Object.hasOwn(out, key)) setField(out, name, out[key]!);
+  }
   if (bound.hostname !== undefined) setField(out, 'Hostname', bound.hostname);
   if (bound.addr !== undefined) setField(out, 'Addr', bound.addr);
   const required = RS_REQUIRED_OPTS[proto.toLowerCase()] ?? {};

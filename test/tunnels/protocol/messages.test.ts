@@ -238,6 +238,11 @@ describe('encoders write the exact PascalCase names', () => {
       HostHeaderRewrite: false,
     });
     assert.deepEqual(req.opts, { hostname: '', Subdomain: 'app', ProxyProto: 0, Compression: null }, 'request Opts untouched');
+    // every option §5 names is written in its PascalCase spelling, whatever case it came in (GO's LocalURLScheme kept)
+    const lower = echoBindOpts('http', { localurlscheme: 'http', HOSTHEADERREWRITE: true, proxyproto: 1, x_custom: 1 }, { hostname: 'a.example.com' });
+    assert.deepEqual(Object.keys(lower).sort(), ['Auth', 'HostHeaderRewrite', 'Hostname', 'LocalUrlScheme', 'ProxyProto', 'Subdomain', 'x_custom']);
+    assert.deepEqual([lower.LocalUrlScheme, lower.HostHeaderRewrite, lower.ProxyProto], ['http', true, 1]);
+    assert.equal(echoBindOpts('http', { LocalURLScheme: 'https' }, {}).LocalURLScheme, 'https');
     assert.equal(
       JSON.stringify(encodeBindResp({ id: 'tn_1', url: 'https://app.burrow.localhost', proto: 'https', opts: {}, token: 'tok' })),
       '{"Id":"tn_1","URL":"https://app.burrow.localhost","Proto":"https","Opts":{},"Extra":{"Token":"tok","TunnelID":"tn_1"}}',
