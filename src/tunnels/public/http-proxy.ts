@@ -60,6 +60,11 @@ export class HttpProxy {
       if (!this.states.has(socket)) this.adopt(socket, options.record(socket));
     });
     this.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
+    // Node hands CONNECT over as a bare socket, and would just close it: say why instead.
+    this.server.on('connect', (_req: http.IncomingMessage, socket: Duplex) => {
+      socket.on('error', () => {});
+      socket.end(rawAnswer(405, 'Method Not Allowed', 'CONNECT is not served: burrow is a reverse proxy.\n', { allow: 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS' }));
+    });
     this.server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
       answerClientError(error, socket, answerBegun(this.states.get(socket)?.answer)),
     );
@@ -83,7 +88,13 @@ export class HttpProxy {
     state.conn.requests++;
     const previous = state.answer;
     state.answer = res;
-    const host = hostOf(req.headers.host);
+    // RFC 9112 §3.2: a request with two Host lines is refused (the local server might read the other)
+    if (hostLines(req.rawHeaders) > 1) {
+      answerAndClose(res, 400, 'The request has more than one Host header.\n');
+      return;
+    }
+    // an absolute-form target names the host itself (RFC 9112 §3.2.2); Host is then ignored
+    const host = hostOf(req.url?.charCodeAt(0) === 47 ? req.headers.host : (targetAuthority(req.url) ?? req.headers.host));
     const pool = host === undefined ? undefined : this.options.route(host);
     if (!pool) {
       offline(res, host ?? '');
@@ -97,7 +108,8 @@ export class HttpProxy {
     // The client's last request (Connection: close, or HTTP/1.0): the answer is the rest of the
     // stream, so it is relayed as bytes, not parsed and framed again. A chunked body keeps the
     // parsing path (Node hands it over de-chunked).
-    if (!res.shouldKeepAlive && req.headers['transfer-encoding'] === undefined) {
+    // Only when no earlier pipelined answer is still owed: bytes written now would overtake it.
+    if (!res.shouldKeepAlive && req.headers['transfer-encoding'] === undefined && answered(previous)) {
       this.relayLast(state, pool, req, res, host!);
       return;
     }
@@ -108,7 +120,11 @@ export class HttpProxy {
       headers: requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', false),
       setHost: false,
     });
+    upstream.on('information', (info) => forwardInformation(info, res));
     upstream.on('response', (answer) => {
+      // answered before the client's body was all read: close after the answer (RFC 9112 §9.6),
+      // the client may still be sending a body nobody reads
+      if (!req.complete) res.shouldKeepAlive = false;
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, responseHeaders(answer));
       relayAnswer(answer, res, req.socket);
     });
@@ -311,6 +327,46 @@ function closeAfter(previous: http.ServerResponse | 'relayed' | undefined, socke
   if (previous === undefined || previous === 'relayed' || previous.writableFinished || previous.destroyed) return void socket.destroy();
   const close = () => socket.destroy();
   previous.once('finish', close).once('close', close);
+}
+
+/** Whether the previous answer on the connection is all written (or there is none). */
+function answered(previous: http.ServerResponse | 'relayed' | undefined): boolean {
+  return previous === undefined || (previous !== 'relayed' && previous.writableFinished);
+}
+
+/** How many Host lines a request has (Node keeps only the first in `headers`). */
+function hostLines(raw: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
+  return count;
+}
+
+/** The authority of an absolute-form target (`http://host:port/path`), or undefined. */
+function targetAuthority(target: string | undefined): string | undefined {
+  const match = target === undefined ? null : /^https?:\/\/([^/?#]*)/i.exec(target);
+  if (!match) return undefined;
+  const authority = match[1]!;
+  return authority.slice(authority.lastIndexOf('@') + 1);
+}
+
+/**
+ * A 1xx the local server sent before its answer (RFC 9110 §15.2: a proxy forwards them): 103
+ * Early Hints and 102 Processing; a 100 Continue was already answered by Node to an Expect.
+ */
+function forwardInformation(info: http.InformationEvent, res: http.ServerResponse): void {
+  if (res.headersSent) return;
+  if (info.statusCode === 102) res.writeProcessing();
+  else if (info.statusCode === 103) {
+    const hints: Record<string, string[]> = {};
+    for (let i = 0; i < info.rawHeaders.length; i += 2) (hints[info.rawHeaders[i]!.toLowerCase()] ??= []).push(info.rawHeaders[i + 1]!);
+    if (hints.link) res.writeEarlyHints(hints);
+  }
+}
+
+function answerAndClose(res: http.ServerResponse, status: number, body: string): void {
+  res.shouldKeepAlive = false;
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
 }
 
 /** Whether an answer is under way to the client (a canned one written now would corrupt it). */
