@@ -11,13 +11,9 @@ import type { FastifyInstance } from 'fastify';
  */
 export function registerShutdownClose(app: FastifyInstance, isClosing: () => boolean): void {
   const latest = new WeakMap<Socket, IncomingMessage>();
-  // The first onRequest hook (registered before the request gate), not the server's 'request'
-  // event: Fastify's own listener runs first, and a handler that answers synchronously (readyz
-  // while closing) would otherwise reach onSend before its request was recorded.
-  app.addHook('onRequest', (request, _reply, done) => {
-    latest.set(request.raw.socket, request.raw);
-    done();
-  });
+  // Before Fastify's own 'request' listener: a handler that answers synchronously (readyz while
+  // closing) would otherwise reach onSend before its request was recorded.
+  app.server.prependListener('request', (request: IncomingMessage) => latest.set(request.socket, request));
   app.addHook('onSend', (request, reply, payload, done) => {
     if (isClosing() && request.raw.httpVersionMajor === 1) {
       if (latest.get(request.raw.socket) === request.raw) reply.header('Connection', 'close');
