@@ -20,7 +20,12 @@ interface Recorded {
   id: string;
   pid: number;
   host: string;
+  /** When the process started (ms since the epoch): a container restarted as PID 1 again is another process. */
+  started?: number;
 }
+
+/** This process's start, to the millisecond it can be known (stable across calls). */
+const PROCESS_STARTED = Math.round(Date.now() - process.uptime() * 1000);
 
 /**
  * The id this process runs under: the previous run's when that run was on this machine and its
@@ -36,7 +41,8 @@ export async function claimInstanceIdentity(tlsDir: string, isAlive: (pid: numbe
   const path = join(tlsDir, INSTANCE_FILE);
   const previous = parse(await readIfExists(path));
   const sameMachine = previous !== undefined && previous.host === hostname();
-  const heldByLive = sameMachine && (previous.pid === process.pid || isAlive(previous.pid));
+  const ours = sameMachine && previous.pid === process.pid && (previous.started === undefined || previous.started === PROCESS_STARTED);
+  const heldByLive = sameMachine && (ours || (previous.pid !== process.pid && isAlive(previous.pid)));
   if (previous !== undefined && sameMachine && !heldByLive) return record(path, { id: previous.id, inherited: true });
   const fresh = { id: newId('inst').id, inherited: false };
   // A live holder keeps its file: this process runs under a new id without recording it.
@@ -44,7 +50,7 @@ export async function claimInstanceIdentity(tlsDir: string, isAlive: (pid: numbe
 }
 
 async function record(path: string, identity: InstanceIdentity): Promise<InstanceIdentity> {
-  const holder: Recorded = { id: identity.id, pid: process.pid, host: hostname() };
+  const holder: Recorded = { id: identity.id, pid: process.pid, host: hostname(), started: PROCESS_STARTED };
   await replaceAtomically(path, `${JSON.stringify(holder)}\n`, PUBLIC_MODE);
   return identity;
 }
@@ -53,7 +59,12 @@ function parse(text: string | undefined): Recorded | undefined {
   if (text === undefined) return undefined;
   try {
     const value = JSON.parse(text) as Partial<Recorded>;
-    const wellFormed = typeof value.id === 'string' && /^inst_[0-9A-Za-z]{27}$/.test(value.id) && Number.isSafeInteger(value.pid) && typeof value.host === 'string';
+    const wellFormed =
+      typeof value.id === 'string' &&
+      /^inst_[0-9A-Za-z]{27}$/.test(value.id) &&
+      Number.isSafeInteger(value.pid) &&
+      typeof value.host === 'string' &&
+      (value.started === undefined || Number.isSafeInteger(value.started));
     return wellFormed ? (value as Recorded) : undefined;
   } catch {
     return undefined;

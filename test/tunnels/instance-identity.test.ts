@@ -6,8 +6,8 @@ import { describe, it } from 'node:test';
 import { claimInstanceIdentity, INSTANCE_FILE } from '../../src/tunnels/instance-identity.js';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'burrow-instance-'));
-const recorded = (tlsDir: string) => JSON.parse(readFileSync(join(tlsDir, INSTANCE_FILE), 'utf8')) as { id: string; pid: number; host: string };
-const previousRun = (tlsDir: string, fields: Partial<{ id: string; pid: number; host: string }> = {}) =>
+const recorded = (tlsDir: string) => JSON.parse(readFileSync(join(tlsDir, INSTANCE_FILE), 'utf8')) as { id: string; pid: number; host: string; started?: number };
+const previousRun = (tlsDir: string, fields: Partial<{ id: string; pid: number; host: string; started: number }> = {}) =>
   writeFileSync(join(tlsDir, INSTANCE_FILE), JSON.stringify({ id: 'inst_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ', pid: 999_999, host: hostname(), ...fields }));
 
 describe('an instance id kept in TLS_DIR across restarts', () => {
@@ -16,7 +16,8 @@ describe('an instance id kept in TLS_DIR across restarts', () => {
     const identity = await claimInstanceIdentity(tlsDir);
     assert.match(identity.id, /^inst_[0-9A-Za-z]{27}$/);
     assert.equal(identity.inherited, false);
-    assert.deepEqual(recorded(tlsDir), { id: identity.id, pid: process.pid, host: hostname() });
+    assert.deepEqual({ ...recorded(tlsDir), started: undefined }, { id: identity.id, pid: process.pid, host: hostname(), started: undefined });
+    assert.ok(Math.abs(recorded(tlsDir).started! - (Date.now() - process.uptime() * 1000)) < 1_000);
     assert.equal(statSync(tlsDir).mode & 0o777, 0o700);
   });
 
@@ -41,6 +42,12 @@ describe('an instance id kept in TLS_DIR across restarts', () => {
     assert.equal(again.inherited, true);
   });
 
+  it('a record with this process id but another start (a container restarted as PID 1) is a previous run', async () => {
+    const tlsDir = dir();
+    previousRun(tlsDir, { pid: process.pid, started: 1 });
+    assert.deepEqual(await claimInstanceIdentity(tlsDir, () => true), { id: 'inst_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ', inherited: true });
+  });
+
   it('a record from another machine, or one that is not ours to read, gives a new id', async () => {
     for (const write of [
       (tlsDir: string) => previousRun(tlsDir, { host: `not-${hostname()}` }),
@@ -51,7 +58,7 @@ describe('an instance id kept in TLS_DIR across restarts', () => {
       write(tlsDir);
       const identity = await claimInstanceIdentity(tlsDir, () => false);
       assert.equal(identity.inherited, false);
-      assert.deepEqual(recorded(tlsDir), { id: identity.id, pid: process.pid, host: hostname() });
+      assert.deepEqual([recorded(tlsDir).id, recorded(tlsDir).pid], [identity.id, process.pid]);
     }
   });
 });
