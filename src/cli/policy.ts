@@ -1,4 +1,5 @@
 import { formatTimestamp } from '../domain/ids.js';
+import { publicUrl } from '../domain/tunnels/binds.js';
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { configFor, print } from './context.js';
@@ -123,7 +124,7 @@ function readTestOptions(options: TestOptions, defaultMaxRules: () => number): {
       startedAt: now,
       now,
       endpoint: host
-        ? { host, port: serverPort, addr: `${host}:${serverPort}`, url: `tls://${host}:${serverPort}`, protocol: 'tls' }
+        ? { host, port: serverPort, addr: `${host}:${serverPort}`, url: publicUrl('tls', host, serverPort), protocol: 'tls' }
         : { port: serverPort, protocol: 'tls' },
     },
   };

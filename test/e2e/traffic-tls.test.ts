@@ -61,6 +61,8 @@ test('a tls endpoint gets the connection untouched: the client handshakes with t
 test('an unknown name, or none, gets the unrecognized_name alert', { timeout: 30_000 }, async () => {
   await assert.rejects(handshake('nobody.burrow.localhost', localCa), /unrecognized name/i);
   await assert.rejects(handshake(undefined, localCa), /unrecognized name/i);
+  // a name no endpoint can have (a trailing dot) is no match either: the alert, not a bare close
+  await assert.rejects(handshake('secure.burrow.localhost.', localCa), /unrecognized name/i);
   let line: Record<string, unknown> | undefined;
   for (let i = 0; i < 40 && !line; i++) {
     line = server.logs().find((entry) => entry.event === 'public_connection' && entry.outcome === 'unrecognized_name');

@@ -1,4 +1,5 @@
 import type { EdgeRouteReader } from '../../domain/edges/types.js';
+import { publicUrl } from '../../domain/tunnels/binds.js';
 import type { Logger } from '../../observability/logger.js';
 import type { EdgeRoute } from '../public/index.js';
 import type { LiveTunnel, TunnelRegistry } from '../registry.js';
@@ -21,7 +22,8 @@ export function edgeRouting(reader: EdgeRouteReader, registry: TunnelRegistry, m
     return {
       edgeId: edge.edgeId,
       policy: edge.policy,
-      endpoint: { url: `tls://${edge.hostport}`, addr: edge.hostport, host, id: edge.edgeId, protocol: 'tls', port: port || tlsPort },
+      // the URL as public URLs are written (TUNNELS.md §1): the scheme's default port left out
+      endpoint: { url: publicUrl('tls', host, port), addr: edge.hostport, host, id: edge.edgeId, protocol: 'tls', port: port || tlsPort },
       backend: {
         tunnels,
         pick() {

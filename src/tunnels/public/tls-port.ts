@@ -50,6 +50,8 @@ export class TlsPort {
     const hello = await readClientHello(socket, { timeoutMs: this.options.clientHelloTimeoutMs });
     if (hello.status !== 'done') {
       conn.outcome = hello.code;
+      // a name that can match nothing (an IP address, a trailing dot) is answered as no match is
+      if (hello.code === 'invalid_sni') return this.unrecognized(socket);
       socket.destroy();
       return;
     }
@@ -71,6 +73,11 @@ export class TlsPort {
     }
     if (sni !== undefined && (await this.toEndpoint(socket, hello.buffered, conn, sni, true))) return;
     conn.outcome = 'unrecognized_name';
+    this.unrecognized(socket);
+  }
+
+  /** TUNNELS.md §4: no SNI, or none that matches → the `unrecognized_name` alert, then close. */
+  private unrecognized(socket: net.Socket): void {
     socket.end(unrecognizedNameAlert());
     socket.resume(); // read (and drop) whatever follows, so the FIN is seen and the socket closes
   }
