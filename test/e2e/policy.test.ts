@@ -241,6 +241,16 @@ describe('an agent’s policy and IP restriction on a TCP endpoint', () => {
     await tunnel.listener.close();
   });
 
+  test('restrict-ips with enforce: false lets the connection through and records its decision in the log line', { timeout: 30_000 }, async () => {
+    const policy = JSON.stringify({ on_tcp_connect: [{ name: 'dry run', actions: [{ type: 'restrict-ips', config: { enforce: false, allow: ['10.0.0.0/8'] } }] }] });
+    const tunnel = await tcpTunnel(local, (builder) => builder.policy(policy));
+    assert.equal(await tcpOutcome(tunnel.port), 'echo');
+    const line = await connectionLine((entry) => Array.isArray(entry.policy_not_enforced));
+    assert.equal(line.verdict, 'allowed');
+    assert.deepEqual(line.policy_not_enforced, [{ rule: 1, name: 'dry run', action: 'restrict-ips', decision: 'deny', matched_cidr: '' }]);
+    await tunnel.listener.close();
+  });
+
   test('an invalid policy refuses the bind with its code and the API’s message', { timeout: 30_000 }, async () => {
     const badCel = JSON.stringify({ on_tcp_connect: [{ expressions: ["conn.client_ip == '1.2.3.4"], actions: [{ type: 'deny' }] }] });
     const httpPhase = JSON.stringify({ on_http_request: [{ actions: [{ type: 'deny' }] }] });

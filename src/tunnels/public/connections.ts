@@ -30,6 +30,8 @@ export class PublicConnection {
   deniedBy: { by: string; action: string; rule: number; name: string | null } | undefined;
   /** The metadata of the policy's `log` actions, interpolated. */
   readonly policyLogs: unknown[] = [];
+  /** Decisions of `restrict-ips` actions with `enforce: false` that would have closed it. */
+  readonly policyDryRuns: { rule: number; name: string | null; action: string; decision: string; matched_cidr: string }[] = [];
   /** Run-time errors of the policy's expressions (each counted as false). */
   readonly policyErrors: string[] = [];
   private ended = false;
@@ -86,6 +88,7 @@ export class ConnectionSink {
         verdict: conn.verdict,
         ...(conn.deniedBy ? { denied_by: conn.deniedBy } : {}),
         ...(conn.policyLogs.length > 0 ? { policy_log: conn.policyLogs } : {}),
+        ...(conn.policyDryRuns.length > 0 ? { policy_not_enforced: conn.policyDryRuns } : {}),
         ...(conn.policyErrors.length > 0 ? { policy_errors: conn.policyErrors } : {}),
         ...(conn.outcome ? { outcome: conn.outcome } : {}),
         ...(conn.proto === 'http' || conn.proto === 'https' ? { requests: conn.requests } : {}),

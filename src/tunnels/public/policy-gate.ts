@@ -33,7 +33,13 @@ export class PolicyGate {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     for (const outcome of verdict.verdicts) {
       for (const rule of outcome.rules) {
-        for (const action of rule.actions) if (action.type === 'log') conn.policyLogs.push(action.metadata);
+        for (const action of rule.actions) {
+          if (action.type === 'log') conn.policyLogs.push(action.metadata);
+          // TUNNELS.md §5: with enforce false a deny decision is only recorded: here, in the log line
+          else if (action.type === 'restrict-ips' && action.action === 'deny' && !action.enforced) {
+            conn.policyDryRuns.push({ rule: rule.rule, name: rule.name, action: 'restrict-ips', decision: 'deny', matched_cidr: action.matched_cidr });
+          }
+        }
       }
       for (const error of outcome.errors) conn.policyErrors.push(`rule ${error.rule} ${error.at}: ${error.message}`);
     }
