@@ -175,3 +175,19 @@ test('deleting the backend module stops routing within 1 s; putting it back rest
   assert.equal(put.status, 200, put.text);
   await within(1_500, reaches);
 });
+
+test('a hostport naming an IPv4 address is reached by a client that sends that address as its SNI', { timeout: 30_000 }, async () => {
+  await labeledTunnel(first, { app: 'by-ip' });
+  await edgeWithBackend(['10.1.2.3:443'], { app: 'by-ip' });
+  const greeting = await new Promise<string>((resolve, reject) => {
+    // RFC 6066 has no IP names, but openssl -servername and Node send one when told to
+    const socket = tls.connect({ host: '127.0.0.1', port: server.tlsPort, servername: '10.1.2.3', ca: localCa, checkServerIdentity: () => undefined, timeout: 5_000 });
+    socket.once('data', (chunk: Buffer) => {
+      resolve(chunk.toString().split('\n')[0]!);
+      socket.destroy();
+    });
+    socket.once('error', reject);
+    socket.once('timeout', () => socket.destroy(new Error('timeout')));
+  });
+  assert.equal(greeting, 'first');
+});

@@ -2,7 +2,8 @@
 // parseClientHello is a pure function over the bytes received so far; readClientHello drives it
 // from a socket and hands back every byte it read so that the caller can replay them.
 import type { Socket } from 'node:net';
-import { normalizeDnsName } from './names.js';
+import { isIP } from 'node:net';
+import { canonicalIp, normalizeDnsName } from './names.js';
 
 export const CLIENT_HELLO_MAX_BYTES = 16_384;
 export const CLIENT_HELLO_TIMEOUT_MS = 10_000;
@@ -164,8 +165,11 @@ function parseServerName(data: Buffer): string | undefined | ClientHelloParse {
     if (host !== undefined) return fail('malformed', 'two host_names in server_name');
     // ASCII only (RFC 6066: A-labels); anything else is not a name we could route.
     for (const byte of name) if (byte < 0x21 || byte > 0x7e) return fail('invalid_sni', 'server_name is not an ASCII host name');
-    const normal = normalizeDnsName(name.toString('latin1'), { wildcard: false });
-    if (normal === undefined) return fail('invalid_sni', `invalid server_name ${JSON.stringify(name.toString('latin1'))}`);
+    // RFC 6066 names no IP literal, yet clients told to (openssl -servername, Node) send one: an
+    // IPv4 hostname can be bound, and a TLS edge's hostport can name one (SPEC §7.1)
+    const text = name.toString('latin1');
+    const normal = isIP(text) === 4 ? canonicalIp(text) : normalizeDnsName(text, { wildcard: false });
+    if (normal === undefined) return fail('invalid_sni', `invalid server_name ${JSON.stringify(text)}`);
     host = normal;
   }
   return host;

@@ -147,6 +147,9 @@ describe('parseClientHello', () => {
       assert.equal(parsed.status, 'error', String(bad));
       assert.equal(parsed.status === 'error' && parsed.code, 'invalid_sni', String(bad));
     }
+    // an IPv4 literal is routed like a name (IP hostnames and edge hostports exist); IPv6 is not one
+    assert.equal((sni('10.1.2.3') as { sni?: string }).sni, '10.1.2.3');
+    assert.equal(sni('::1').status, 'error');
     assert.equal(sni('a.example', 'b.example').status, 'error', 'two host_names');
     assert.equal(parseClientHello(handmade([[0, Buffer.alloc(0)]])).status, 'error', 'an empty server_name extension');
     assert.equal(parseClientHello(handmade([sniExtension('a.example'), sniExtension('b.example')])).status, 'error', 'duplicate extension');
