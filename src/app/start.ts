@@ -77,6 +77,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
     await store.close();
     throw new StartupError('TLS_DIR', reason(error));
   }
+  if (identity.unrecorded) logger.warn({ tls_dir: config.tunnels.tlsDir }, 'cannot record this instance in TLS_DIR; after a crash its sessions stay listed until the sweep (60 s)');
   const instanceId = identity.id;
   const tunnelRepository = new SqlTunnelRepository(store);
   const keeper = new InstanceKeeper(instanceId, tunnelRepository, logger);

@@ -14,6 +14,8 @@ export interface InstanceIdentity {
   readonly id: string;
   /** The id was a previous run's that ended without cleaning up: its rows are to be removed now. */
   readonly inherited: boolean;
+  /** The record could not be written (TLS_DIR read-only, say): the next start will not know this id. */
+  readonly unrecorded?: boolean;
 }
 
 interface Recorded {
@@ -39,7 +41,9 @@ export async function claimInstanceIdentity(tlsDir: string, isAlive: (pid: numbe
     throw new TlsConfigError(`cannot create TLS_DIR ${tlsDir}: ${describeFsError(error)}`, { cause: error });
   }
   const path = join(tlsDir, INSTANCE_FILE);
-  const previous = parse(await readIfExists(path));
+  // The record is a convenience: one that cannot be read or written (a read-only TLS_DIR holding
+  // an operator's CA) only means a crash's rows wait for the sweep, as without it.
+  const previous = parse(await readIfExists(path).catch(() => undefined));
   const sameMachine = previous !== undefined && previous.host === hostname();
   const ours = sameMachine && previous.pid === process.pid && (previous.started === undefined || previous.started === PROCESS_STARTED);
   const heldByLive = sameMachine && (ours || (previous.pid !== process.pid && isAlive(previous.pid)));
@@ -51,8 +55,12 @@ export async function claimInstanceIdentity(tlsDir: string, isAlive: (pid: numbe
 
 async function record(path: string, identity: InstanceIdentity): Promise<InstanceIdentity> {
   const holder: Recorded = { id: identity.id, pid: process.pid, host: hostname(), started: PROCESS_STARTED };
-  await replaceAtomically(path, `${JSON.stringify(holder)}\n`, PUBLIC_MODE);
-  return identity;
+  try {
+    await replaceAtomically(path, `${JSON.stringify(holder)}\n`, PUBLIC_MODE);
+    return identity;
+  } catch {
+    return { id: identity.id, inherited: identity.inherited, unrecorded: true };
+  }
 }
 
 function parse(text: string | undefined): Recorded | undefined {
@@ -63,6 +71,7 @@ function parse(text: string | undefined): Recorded | undefined {
       typeof value.id === 'string' &&
       /^inst_[0-9A-Za-z]{27}$/.test(value.id) &&
       Number.isSafeInteger(value.pid) &&
+      value.pid! > 0 &&
       typeof value.host === 'string' &&
       (value.started === undefined || Number.isSafeInteger(value.started));
     return wellFormed ? (value as Recorded) : undefined;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -60,5 +60,23 @@ describe('an instance id kept in TLS_DIR across restarts', () => {
       assert.equal(identity.inherited, false);
       assert.deepEqual([recorded(tlsDir).id, recorded(tlsDir).pid], [identity.id, process.pid]);
     }
+  });
+});
+
+describe('an instance record that cannot be written', () => {
+  it('a record that cannot be read or written (here a directory in its place) still starts, with a new id not recorded', async () => {
+    const tlsDir = dir();
+    mkdirSync(join(tlsDir, INSTANCE_FILE));
+    const identity = await claimInstanceIdentity(tlsDir, () => false);
+    assert.equal(identity.inherited, false);
+    assert.equal(identity.unrecorded, true);
+    assert.match(identity.id, /^inst_/);
+  });
+
+  it('a record naming pid 0 or less is not read (kill(0) would ask about the process group)', async () => {
+    const tlsDir = dir();
+    previousRun(tlsDir, { pid: 0 });
+    assert.equal((await claimInstanceIdentity(tlsDir, () => true)).inherited, false);
+    assert.equal(recorded(tlsDir).pid, process.pid);
   });
 });
