@@ -50,7 +50,7 @@ export class TlsPort {
     const hello = await readClientHello(socket, { timeoutMs: this.options.clientHelloTimeoutMs });
     if (hello.status !== 'done') {
       conn.outcome = hello.code;
-      // a name that can match nothing (an IP address, a trailing dot) is answered as no match is
+      // a name that can match nothing (an IPv6 literal, a trailing dot) is answered as no match is
       if (hello.code === 'invalid_sni') return this.unrecognized(socket);
       socket.destroy();
       return;
