@@ -11,6 +11,7 @@ import { answerClientError } from './client-errors.js';
 import { KINDS, type OpenedStream, type ProxyOpener } from './opener.js';
 import { plainIp } from './proxy-proto.js';
 import { SOCKET_BUFFER, corkForTurn, splice } from './splice.js';
+import { UpstreamChannel } from './upstream.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
@@ -19,8 +20,8 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te'
 const ANSWER_HOP_BY_HOP = new Set([...HOP_BY_HOP, 'transfer-encoding']);
 const NOTHING: ReadonlySet<string> = new Set();
 const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
-/** An idle stream to the agent is closed before a local server's own idle timeout (Node's is 5 s). */
-const UPSTREAM_IDLE_MS = 4_000;
+/** Methods whose bodiless request goes without `Content-Length: 0` (node:http's client's list; the others get it). */
+const BODILESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
 
 export interface HttpProxyOptions {
   readonly scheme: 'http' | 'https';
@@ -36,7 +37,7 @@ interface ConnState {
   readonly conn: PublicConnection;
   /** What the HTTP server reads and writes: the socket, or the TLS socket of an https connection. */
   readonly client: Duplex;
-  readonly agents: Map<string, StreamAgent>;
+  readonly channels: Map<string, UpstreamChannel>;
   /** Endpoints (by URL) whose policy admitted this connection: each is evaluated once per connection. */
   readonly admitted: Set<string>;
   /** The latest request's answer (Node's `_httpMessage`, kept here), or `relayed` once a last request's answer is being relayed as bytes. */
@@ -72,10 +73,10 @@ export class HttpProxy {
 
   /** Serves a connection whose record is already made (a TLS connection terminated by the TLS port). */
   adopt(socket: Duplex, conn: PublicConnection, admittedUrl?: string): void {
-    const state: ConnState = { conn, client: socket, agents: new Map(), admitted: new Set(admittedUrl === undefined ? [] : [admittedUrl]), answer: undefined };
+    const state: ConnState = { conn, client: socket, channels: new Map(), admitted: new Set(admittedUrl === undefined ? [] : [admittedUrl]), answer: undefined };
     this.states.set(socket, state);
     socket.once('close', () => {
-      for (const agent of state.agents.values()) agent.destroy();
+      for (const channel of state.channels.values()) channel.destroy();
     });
   }
 
@@ -113,33 +114,11 @@ export class HttpProxy {
       this.relayLast(state, pool, req, res, host!);
       return;
     }
-    const upstream = http.request({
-      agent: this.agentFor(state, pool),
-      method: req.method,
-      path: req.url,
-      headers: requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', false),
-      setHost: false,
-    });
-    upstream.on('information', (info) => forwardInformation(info, res));
-    upstream.on('response', (answer) => {
-      // answered before the client's body was all read: close after the answer (RFC 9112 §9.6),
-      // the client may still be sending a body nobody reads
-      if (!req.complete) res.shouldKeepAlive = false;
-      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, responseHeaders(answer));
-      relayAnswer(answer, res, req.socket);
-    });
-    upstream.on('error', () => {
-      if (!res.headersSent) badGateway(res, host!);
-      else res.destroy();
-    });
-    // The client leaving before its answer is complete ends the agent's side too.
-    res.once('close', () => {
-      if (!res.writableFinished) upstream.destroy();
-    });
-    // Most requests have no body (neither length nor chunking: RFC 9112 §6.3): nothing to pipe,
-    // and a pipe is a handful of listeners per request. Node drains the empty request itself.
-    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) upstream.end();
-    else req.pipe(upstream);
+    const chunked = req.headers['transfer-encoding'] !== undefined;
+    const headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', false);
+    // as node:http's client: a POST, PUT, PATCH … without a body says so
+    if (!chunked && req.headers['content-length'] === undefined && !BODILESS_METHODS.has(req.method!)) headers.push('Content-Length', '0');
+    this.channelFor(state, pool).send({ req, res, head: requestHead(req, headers, '1.1'), chunked, host: host! });
   }
 
   /**
@@ -157,7 +136,7 @@ export class HttpProxy {
     const socket = req.socket;
     const headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', false);
     headers.push('Connection', 'close');
-    stream.write(requestHead(req, headers));
+    stream.write(requestHead(req, headers, req.httpVersion));
     req.pipe(stream, { end: false });
     let answered = false;
     state.answer = 'relayed';
@@ -206,7 +185,7 @@ export class HttpProxy {
       socket.end(rawAnswer(502, 'Bad Gateway', badGatewayText(host!), {}));
       return;
     }
-    stream.write(requestHead(req, requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true)));
+    stream.write(requestHead(req, requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true), req.httpVersion));
     if (head.length > 0) stream.write(head);
     splice(socket, stream, () => {});
   }
@@ -234,88 +213,28 @@ export class HttpProxy {
     return true;
   }
 
-  /** The keep-alive agent of one public connection towards one endpoint's pool. */
-  private agentFor(state: ConnState, pool: EndpointPool): StreamAgent {
-    let agent = state.agents.get(pool.url);
-    if (agent && !agent.destroyed) return agent;
-    agent = new StreamAgent(
-      () => {
+  /** The kept-alive requests of one public connection towards one endpoint's pool. */
+  private channelFor(state: ConnState, pool: EndpointPool): UpstreamChannel {
+    let channel = state.channels.get(pool.url);
+    if (channel && !channel.destroyed) return channel;
+    channel = new UpstreamChannel({
+      openStream: () => {
         const stream = this.openStream(state, pool);
-        if (!stream) return new Error('no tunnel of the endpoint can take the connection');
-        // The local service closing its connection (the agent's FIN) ends the stream both ways,
-        // so a kept-alive stream is dropped rather than reused.
-        stream.once('end', () => {
-          if (!stream.writableEnded) stream.end();
-        });
+        if (stream) stream.on('error', () => {});
         return stream;
       },
+      badGateway,
+      information: forwardInformation,
+      answerHeaders: responseHeaders,
       // TUNNELS.md §4: an agent that disconnects closes its connections, idle keep-alive ones too
       // (one in the middle of a request gets its 502 or is cut where it stands, as before).
-      () => {
+      idleStreamFailed: () => {
         const answer = state.answer;
         if (answer === undefined || (answer !== 'relayed' && answer.writableFinished)) state.client.destroy();
       },
-    );
-    state.agents.set(pool.url, agent);
-    return agent;
-  }
-}
-
-/**
- * An http.Agent whose sockets are proxy streams: at most one at a time (requests of one public
- * connection come one after the other), kept while idle for at most UPSTREAM_IDLE_MS.
- */
-class StreamAgent extends http.Agent {
-  destroyed = false;
-  /** Streams kept between requests, each with the timer that closes it. */
-  private readonly idle = new WeakMap<Duplex, NodeJS.Timeout>();
-
-  constructor(
-    private readonly openStream: () => Duplex | Error,
-    /** An idle stream failed (its agent went away): the public connection it served is the agent's no more. */
-    private readonly onIdleStreamFailed: () => void,
-  ) {
-    super({ keepAlive: true, maxSockets: 1, maxFreeSockets: 1 });
-  }
-
-  override createConnection(_options: http.ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | undefined {
-    const stream = this.openStream();
-    if (stream instanceof Error) {
-      callback?.(stream, undefined as unknown as Duplex);
-      return undefined;
-    }
-    stream.once('close', () => {
-      const timer = this.idle.get(stream);
-      if (timer === undefined) return;
-      clearTimeout(timer);
-      this.idle.delete(stream);
-      // the local service closing (a FIN) is no failure; the session dying (an error) is
-      if (stream.errored) this.onIdleStreamFailed();
     });
-    return stream;
-  }
-
-  // Node's versions call socket-only methods (setKeepAlive, unref); a stream has none.
-  override keepSocketAlive(socket: Duplex): boolean {
-    this.idle.set(
-      socket,
-      setTimeout(() => {
-        this.idle.delete(socket);
-        socket.destroy();
-      }, UPSTREAM_IDLE_MS),
-    );
-    return true;
-  }
-
-  override reuseSocket(socket: Duplex, req: http.ClientRequest): void {
-    clearTimeout(this.idle.get(socket));
-    this.idle.delete(socket);
-    req.reusedSocket = true;
-  }
-
-  override destroy(): void {
-    this.destroyed = true;
-    super.destroy();
+    state.channels.set(pool.url, channel);
+    return channel;
   }
 }
 
@@ -353,12 +272,12 @@ function targetAuthority(target: string | undefined): string | undefined {
  * A 1xx the local server sent before its answer (RFC 9110 §15.2: a proxy forwards them): 103
  * Early Hints and 102 Processing; a 100 Continue was already answered by Node to an Expect.
  */
-function forwardInformation(info: http.InformationEvent, res: http.ServerResponse): void {
+function forwardInformation(res: http.ServerResponse, status: number, rawHeaders: string[]): void {
   if (res.headersSent) return;
-  if (info.statusCode === 102) res.writeProcessing();
-  else if (info.statusCode === 103) {
+  if (status === 102) res.writeProcessing();
+  else if (status === 103) {
     const hints: Record<string, string[]> = {};
-    for (let i = 0; i < info.rawHeaders.length; i += 2) (hints[info.rawHeaders[i]!.toLowerCase()] ??= []).push(info.rawHeaders[i + 1]!);
+    for (let i = 0; i < rawHeaders.length; i += 2) (hints[rawHeaders[i]!.toLowerCase()] ??= []).push(rawHeaders[i + 1]!);
     if (hints.link) res.writeEarlyHints(hints);
   }
 }
@@ -372,26 +291,6 @@ function answerAndClose(res: http.ServerResponse, status: number, body: string):
 /** Whether an answer is under way to the client (a canned one written now would corrupt it). */
 function answerBegun(answer: http.ServerResponse | 'relayed' | undefined): boolean {
   return answer === 'relayed' || (answer !== undefined && answer.headersSent && !answer.writableFinished);
-}
-
-/**
- * The agent's answer, body to the client: what `pipe()` does (backpressure both ways), with the
- * few listeners this needs instead of pipe's and `finished()`'s dozen per request, and each
- * large chunk corked for the turn (splice.ts). An answer cut short must not leave the client
- * waiting: the client connection is closed.
- */
-function relayAnswer(answer: http.IncomingMessage, res: http.ServerResponse, socket: Duplex): void {
-  answer.on('data', (chunk: Buffer) => {
-    corkForTurn(socket, chunk);
-    if (!res.write(chunk)) answer.pause();
-  });
-  res.on('drain', () => answer.resume());
-  answer.once('end', () => res.end());
-  // Node emits 'error' on an answer cut short only when someone listens; 'close' comes either way.
-  answer.once('error', () => res.destroy());
-  answer.once('close', () => {
-    if (!answer.complete) res.destroy();
-  });
 }
 
 /** The Host header's host: lower-case, without port or trailing dot; undefined when absent or bad. */
@@ -436,12 +335,20 @@ export function requestHeaders(req: http.IncomingMessage, scheme: string, client
 }
 
 /** The agent's answer headers for the client: hop-by-hop ones dropped; Node frames the body anew. */
-function responseHeaders(answer: http.IncomingMessage): string[] {
-  const drop = withConnectionTokens(ANSWER_HOP_BY_HOP, answer.headers.connection);
+function responseHeaders(raw: string[]): string[] {
+  const drop = withConnectionTokens(ANSWER_HOP_BY_HOP, connectionHeader(raw));
   const out: string[] = [];
-  const raw = answer.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) if (!drop.has(raw[i]!.toLowerCase())) out.push(raw[i]!, raw[i + 1]!);
   return out;
+}
+
+/** The Connection header's tokens of raw header lines, several lines joined (RFC 9110 §5.3). */
+function connectionHeader(raw: string[]): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length === 10 && raw[i]!.toLowerCase() === 'connection') value = value === undefined ? raw[i + 1]! : `${value}, ${raw[i + 1]!}`;
+  }
+  return value;
 }
 
 /** `base` plus the headers a Connection header names (the shared set when it names none beyond, as for `keep-alive`). */
@@ -472,8 +379,8 @@ function badGateway(res: http.ServerResponse, host: string): void {
 }
 
 /** The request line and `headers` (name, value, name, value …), as the agent's side reads them. */
-function requestHead(req: http.IncomingMessage, headers: string[]): Buffer {
-  let text = `${req.method} ${req.url} HTTP/${req.httpVersion}\r\n`;
+function requestHead(req: http.IncomingMessage, headers: string[], version: string): Buffer {
+  let text = `${req.method} ${req.url} HTTP/${version}\r\n`;
   for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
   return Buffer.from(text + '\r\n', 'latin1');
 }

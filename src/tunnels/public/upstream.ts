@@ -1,0 +1,284 @@
+// The kept-alive HTTP requests of one public connection to one endpoint. They go to the agent one
+// after the other over one proxy stream, kept across requests (the agent dials the local service
+// once per stream, so the local service sees the visitor's keep-alive). A request goes out as
+// bytes; its answer is read with Node's own parser and written through the request's
+// ServerResponse, which frames it for the client.
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { responseParser, type NodeHttpParser } from './llhttp.js';
+import { corkForTurn } from './splice.js';
+
+/** An idle stream to the agent is closed before a local server's own idle timeout (Node's is 5 s). */
+const IDLE_MS = 4_000;
+const CRLF = Buffer.from('\r\n', 'latin1');
+const LAST_CHUNK = Buffer.from('0\r\n\r\n', 'latin1');
+
+/** One request and the answer owed to it. */
+export interface Exchange {
+  readonly req: http.IncomingMessage;
+  readonly res: http.ServerResponse;
+  /** The request line and headers, as the local server gets them. */
+  readonly head: Buffer;
+  /** The body goes chunked (the client sent it so; Node hands it over de-chunked). */
+  readonly chunked: boolean;
+  /** The host asked for, named in a 502. */
+  readonly host: string;
+}
+
+export interface ChannelHooks {
+  /** A proxy stream to one of the endpoint's agents, or undefined when none can take it. */
+  openStream(): Duplex | undefined;
+  /** Answers a request no answer came for (502). */
+  badGateway(res: http.ServerResponse, host: string): void;
+  /** 1xx answers before the final one (RFC 9110 §15.2: a proxy forwards them). */
+  information(res: http.ServerResponse, status: number, headers: string[]): void;
+  /** The answer's headers as the client gets them. */
+  answerHeaders(raw: string[]): string[];
+  /** An idle stream failed (its agent went away): the public connection it served is the agent's no more. */
+  idleStreamFailed(): void;
+}
+
+export class UpstreamChannel {
+  destroyed = false;
+  private leg: Leg | undefined;
+  private readonly waiting: Exchange[] = [];
+
+  constructor(readonly hooks: ChannelHooks) {}
+
+  /** Sends the request now, or after those before it (pipelined) are answered. */
+  send(exchange: Exchange): void {
+    this.waiting.push(exchange);
+    if (this.leg?.exchange === undefined) this.next();
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+    this.waiting.length = 0;
+    this.leg?.destroy();
+    this.leg = undefined;
+  }
+
+  /** @internal A leg is done with its exchange (answered, or failed). */
+  next(): void {
+    let exchange: Exchange | undefined;
+    while (!this.destroyed && (exchange = this.waiting.shift()) !== undefined) {
+      if (exchange.res.destroyed) continue;
+      let leg = this.leg;
+      if (leg === undefined || !leg.usable) {
+        leg?.destroy();
+        const stream = this.hooks.openStream();
+        if (stream === undefined) {
+          this.leg = undefined;
+          this.hooks.badGateway(exchange.res, exchange.host);
+          continue;
+        }
+        leg = this.leg = new Leg(stream, this);
+      }
+      leg.begin(exchange);
+      return;
+    }
+    if (this.leg?.usable) this.leg.idle();
+  }
+
+  /** @internal */
+  gone(leg: Leg): void {
+    if (this.leg === leg) this.leg = undefined;
+  }
+}
+
+/** One proxy stream, its answer parser and the exchange it carries. */
+class Leg {
+  exchange: Exchange | undefined;
+  /** Whether another request may go on this stream. */
+  usable = true;
+  private readonly parser: NodeHttpParser;
+  private headers: string[] = [];
+  private informational = false;
+  private keepAlive = true;
+  private answered = false;
+  private bodySent = true;
+  /** The latest body piece, held so that a small answer leaves with its end in one call. */
+  private held: Buffer | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    readonly stream: Duplex,
+    private readonly channel: UpstreamChannel,
+  ) {
+    this.parser = responseParser(this);
+    stream.on('data', (chunk: Buffer) => this.onData(chunk));
+    stream.on('end', () => this.onEnd());
+    stream.on('error', () => {}); // 'close' follows
+    stream.on('close', () => this.onClose());
+    stream.on('drain', () => this.exchange?.req.resume());
+  }
+
+  begin(exchange: Exchange): void {
+    this.exchange = exchange;
+    this.answered = false;
+    this.stream.write(exchange.head);
+    const { req } = exchange;
+    this.bodySent = req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
+    if (!this.bodySent) this.sendBody(exchange);
+  }
+
+  idle(): void {
+    if (this.idleTimer) this.idleTimer.refresh();
+    else this.idleTimer = setTimeout(() => this.exchange === undefined && this.destroy(), IDLE_MS).unref();
+  }
+
+  destroy(): void {
+    this.usable = false;
+    this.stream.destroy();
+  }
+
+  // ---- the request body ----
+
+  private sendBody(exchange: Exchange): void {
+    const { req, chunked } = exchange;
+    const stream = this.stream;
+    const onData = (chunk: Buffer) => {
+      if (chunk.length === 0 || this.exchange !== exchange) return;
+      if (chunked) {
+        stream.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
+        stream.write(chunk);
+      }
+      if (!stream.write(chunked ? CRLF : chunk)) req.pause();
+    };
+    req.on('data', onData);
+    req.once('end', () => {
+      req.off('data', onData);
+      if (this.exchange !== exchange) return;
+      if (chunked) stream.write(LAST_CHUNK);
+      this.bodySent = true;
+      if (this.answered) this.done();
+    });
+  }
+
+  // ---- the answer (parser callbacks) ----
+
+  onHeaders(headers: string[]): void {
+    for (const value of headers) this.headers.push(value);
+  }
+
+  onHeadersComplete(flushed: string[] | undefined, status: number, statusMessage: string, upgrade: boolean, keepAlive: boolean): number {
+    const headers = flushed ?? this.headers;
+    this.headers = [];
+    const exchange = this.exchange;
+    // an answer nobody asked for, or a protocol switch on a plain request: the stream is spoilt
+    if (exchange === undefined || this.answered || upgrade) {
+      this.spoil();
+      return 1;
+    }
+    if (status < 200) {
+      this.informational = true;
+      this.channel.hooks.information(exchange.res, status, headers);
+      return 1;
+    }
+    this.keepAlive = keepAlive;
+    const { req, res } = exchange;
+    // answered before the client's body was all read: close after the answer (RFC 9112 §9.6),
+    // the client may still be sending a body nobody reads
+    if (!req.complete) res.shouldKeepAlive = false;
+    try {
+      res.writeHead(status, statusMessage, this.channel.hooks.answerHeaders(headers));
+    } catch {
+      // a status or header Node will not write (RFC 9110 allows less than llhttp reads)
+      this.spoil();
+      return 1;
+    }
+    return req.method === 'HEAD' ? 1 : 0;
+  }
+
+  onBody(chunk: Buffer): void {
+    if (this.held !== undefined) this.writeBody(this.held);
+    this.held = chunk;
+  }
+
+  onMessageComplete(): void {
+    if (this.informational) {
+      this.informational = false;
+      return;
+    }
+    const exchange = this.exchange;
+    if (exchange === undefined || this.answered) return;
+    const held = this.held;
+    this.held = undefined;
+    this.answered = true;
+    if (!this.keepAlive) this.usable = false;
+    if (held !== undefined) corkForTurn(exchange.req.socket, held);
+    exchange.res.end(held);
+    if (this.bodySent) this.done();
+    else {
+      // the rest of the body would be taken for the next request: this stream carries no other
+      this.usable = false;
+      this.done();
+    }
+  }
+
+  private writeBody(chunk: Buffer): void {
+    const res = this.exchange!.res;
+    corkForTurn(this.exchange!.req.socket, chunk);
+    if (!res.write(chunk)) {
+      this.stream.pause();
+      res.once('drain', () => this.stream.resume());
+    }
+  }
+
+  // ---- the stream ----
+
+  private onData(chunk: Buffer): void {
+    const result = this.parser.execute(chunk);
+    if (typeof result !== 'number') return this.spoil();
+    const held = this.held;
+    if (held !== undefined && this.exchange !== undefined) {
+      this.held = undefined;
+      this.writeBody(held);
+    }
+  }
+
+  /** The agent's FIN: an answer delimited by it is complete; ours follows. */
+  private onEnd(): void {
+    this.usable = false;
+    if (this.exchange !== undefined && !this.answered) this.parser.finish();
+    if (this.exchange !== undefined && !this.answered) this.fail();
+    if (!this.stream.writableEnded) this.stream.end();
+  }
+
+  private onClose(): void {
+    this.usable = false;
+    if (this.exchange !== undefined && !this.answered) this.fail();
+    else if (this.exchange === undefined && this.stream.errored) this.channel.hooks.idleStreamFailed();
+    clearTimeout(this.idleTimer);
+    this.channel.gone(this);
+    if (!this.closed) {
+      this.closed = true;
+      // not from inside the parser's own callback (this may be one)
+      setImmediate(() => this.parser.close());
+    }
+  }
+
+  /** A broken answer: the client gets a 502 if nothing of it was written, else its connection closes. */
+  private spoil(): void {
+    this.usable = false;
+    if (this.exchange !== undefined && !this.answered) this.fail();
+    this.stream.destroy();
+  }
+
+  private fail(): void {
+    const exchange = this.exchange!;
+    this.answered = true;
+    this.held = undefined;
+    if (this.channel.destroyed || exchange.res.destroyed) {
+      // the client has gone: nobody to answer
+    } else if (exchange.res.headersSent) exchange.res.destroy();
+    else this.channel.hooks.badGateway(exchange.res, exchange.host);
+    this.done();
+  }
+
+  private done(): void {
+    this.exchange = undefined;
+    this.channel.next();
+  }
+}
