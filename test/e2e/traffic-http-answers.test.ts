@@ -55,6 +55,14 @@ before(async () => {
         if (path === '/until-close') socket.end('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\nuntil the close');
         else if (path === '/connection-close') socket.end('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok');
         else if (path === '/garbage') socket.write('NOT HTTP AT ALL\r\n\r\n');
+        else if (path === '/split-head') {
+          // the head's blank line split over two reads, the body holding another blank line
+          socket.write('HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r');
+          setTimeout(() => socket.write('\nbody\r\n\r\nxx'), 30);
+        } else if (path === '/split-body') {
+          socket.write('HTTP/1.1 200 OK\r\ncontent-length: 12\r\n\r\nfirst ');
+          setTimeout(() => socket.write('second'), 30);
+        }
         else if (path === '/cut') {
           socket.write('HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n0123456789');
           setTimeout(() => socket.destroy(), 20);
@@ -143,6 +151,17 @@ test('an answer ended by the local server closing, or saying Connection: close, 
   assert.deepEqual([closing.status, closing.body, closing.headers.connection], [200, 'ok', 'keep-alive'], "the local server's Connection is its own, not the client's");
   const again = await request(agent, RAW_HOST, 'GET', '/again');
   assert.deepEqual([again.status, again.body, again.reused], [200, '/again', true]);
+  });
+});
+
+test('answers whose head or body arrive in pieces reach the client whole, on one kept-alive connection', { timeout: 30_000 }, async () => {
+  await onOneConnection(async (agent) => {
+    const splitHead = await request(agent, RAW_HOST, 'GET', '/split-head');
+    assert.deepEqual([splitHead.status, splitHead.body], [200, 'body\r\n\r\nxx']);
+    const splitBody = await request(agent, RAW_HOST, 'GET', '/split-body');
+    assert.deepEqual([splitBody.status, splitBody.body, splitBody.reused], [200, 'first second', true]);
+    const next = await request(agent, RAW_HOST, 'GET', '/next');
+    assert.deepEqual([next.status, next.body, next.reused], [200, '/next', true]);
   });
 });
 

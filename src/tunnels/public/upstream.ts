@@ -12,6 +12,7 @@ import { corkForTurn } from './splice.js';
 const IDLE_MS = 4_000;
 const CRLF = Buffer.from('\r\n', 'latin1');
 const LAST_CHUNK = Buffer.from('0\r\n\r\n', 'latin1');
+const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 
 /** One request and the answer owed to it. */
 export interface Exchange {
@@ -99,6 +100,14 @@ class Leg {
   private bodySent = true;
   /** The latest body piece, held so that a small answer leaves with its end in one call. */
   private held: Buffer | undefined;
+  /** Between answers: the next bytes begin a head. */
+  private awaitingHead = true;
+  /** The head being parsed ends in the bytes given to the parser (so the body may bypass it). */
+  private headEndsHere = false;
+  /** Part of the head went to the parser with an earlier read: its end cannot be told by a search (it may straddle the two). */
+  private headBegun = false;
+  /** Bytes of a Content-Length body still to pass on as they come, without the parser. */
+  private rawLeft = 0;
   private idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -165,6 +174,8 @@ class Leg {
   onHeadersComplete(flushed: string[] | undefined, status: number, statusMessage: string, upgrade: boolean, keepAlive: boolean): number {
     const headers = flushed ?? this.headers;
     this.headers = [];
+    this.awaitingHead = false;
+    this.headBegun = false;
     const exchange = this.exchange;
     // an answer nobody asked for, or a protocol switch on a plain request: the stream is spoilt
     if (exchange === undefined || this.answered || upgrade) {
@@ -173,6 +184,7 @@ class Leg {
     }
     if (status < 200) {
       this.informational = true;
+      this.awaitingHead = true;
       this.channel.hooks.information(exchange.res, status, headers);
       return 1;
     }
@@ -188,7 +200,13 @@ class Leg {
       this.spoil();
       return 1;
     }
-    return req.method === 'HEAD' ? 1 : 0;
+    if (req.method === 'HEAD') return 1;
+    const length = this.headEndsHere && status !== 204 && status !== 304 ? plainLength(headers) : 0;
+    if (length > 0) {
+      this.rawLeft = length;
+      return 1;
+    }
+    return 0;
   }
 
   onBody(chunk: Buffer): void {
@@ -197,10 +215,17 @@ class Leg {
   }
 
   onMessageComplete(): void {
+    this.awaitingHead = true;
     if (this.informational) {
       this.informational = false;
       return;
     }
+    // the head of an answer whose body comes by `onData`
+    if (this.rawLeft > 0) return;
+    this.answerComplete();
+  }
+
+  private answerComplete(): void {
     const exchange = this.exchange;
     if (exchange === undefined || this.answered) return;
     const held = this.held;
@@ -228,9 +253,35 @@ class Leg {
 
   // ---- the stream ----
 
+  /**
+   * Heads and chunked or close-delimited bodies go through the parser. A body of known length
+   * is passed on as slices of what the stream gave (the parser would copy it into buffers of its
+   * own): the parser is given the head alone, told to skip the body, and the body's bytes are
+   * counted here.
+   */
   private onData(chunk: Buffer): void {
-    const result = this.parser.execute(chunk);
-    if (typeof result !== 'number') return this.spoil();
+    let rest = chunk;
+    while (rest.length > 0 && !this.stream.destroyed) {
+      if (this.rawLeft > 0) {
+        const piece = rest.length <= this.rawLeft ? rest : rest.subarray(0, this.rawLeft);
+        rest = rest.subarray(piece.length);
+        this.rawLeft -= piece.length;
+        this.onBody(piece);
+        if (this.rawLeft === 0) this.answerComplete();
+        continue;
+      }
+      let piece = rest;
+      this.headEndsHere = false;
+      if (this.awaitingHead && !this.headBegun) {
+        const end = rest.indexOf(HEAD_END);
+        if (end !== -1) {
+          piece = rest.subarray(0, end + HEAD_END.length);
+          this.headEndsHere = true;
+        } else this.headBegun = true; // a head split over reads (rare): its body goes by the parser
+      }
+      rest = rest.subarray(piece.length);
+      if (typeof this.parser.execute(piece) !== 'number') return this.spoil();
+    }
     const held = this.held;
     if (held !== undefined && this.exchange !== undefined) {
       this.held = undefined;
@@ -269,6 +320,7 @@ class Leg {
   private fail(): void {
     const exchange = this.exchange!;
     this.answered = true;
+    this.rawLeft = 0;
     this.held = undefined;
     if (this.channel.destroyed || exchange.res.destroyed) {
       // the client has gone: nobody to answer
@@ -281,4 +333,17 @@ class Leg {
     this.exchange = undefined;
     this.channel.next();
   }
+}
+
+/** The body length of an answer framed by one Content-Length alone (llhttp has checked its digits), else 0. */
+function plainLength(headers: string[]): number {
+  let length = 0;
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i]!;
+    if (name.length === 14 && name.toLowerCase() === 'content-length') {
+      if (length !== 0) return 0;
+      length = Number(headers[i + 1]);
+    } else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') return 0;
+  }
+  return Number.isSafeInteger(length) ? length : 0;
 }
