@@ -10,7 +10,8 @@ import type { PublicConnection } from './connections.js';
 import { answerClientError } from './client-errors.js';
 import { KINDS, type OpenedStream, type ProxyOpener } from './opener.js';
 import { plainIp } from './proxy-proto.js';
-import { SOCKET_BUFFER, corkForTurn, splice } from './splice.js';
+import { SOCKET_BUFFER, corkForTurn } from './splice.js';
+import { relayUpgrade } from './upgrade.js';
 import { UpstreamChannel } from './upstream.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 
@@ -160,7 +161,7 @@ export class HttpProxy {
     socket.once('close', () => stream.destroy());
   }
 
-  /** WebSocket and other upgrades: the request head goes to the agent, then bytes both ways. */
+  /** WebSocket and other upgrades: the request head goes to the agent, then bytes both ways once the local server switched (upgrade.ts). */
   private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     const state = this.states.get(socket);
     if (!state) {
@@ -187,7 +188,7 @@ export class HttpProxy {
     }
     stream.write(requestHead(req, requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true), req.httpVersion));
     if (head.length > 0) stream.write(head);
-    splice(socket, stream, () => {});
+    relayUpgrade(socket, stream);
   }
 
   /** A proxy stream to one of the pool's tunnels, recorded on the connection; undefined when none can take it. */

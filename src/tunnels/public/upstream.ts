@@ -78,7 +78,10 @@ export class UpstreamChannel {
       leg.begin(exchange);
       return;
     }
+    // nothing to send: a stream that can carry no other request (the answer said close, or came
+    // before the request's body was all sent) is let go now rather than when the client leaves
     if (this.leg?.usable) this.leg.idle();
+    else this.leg?.destroy();
   }
 
   /** @internal */
