@@ -33,6 +33,11 @@ before(async () => {
       else if (req.url === '/chunked') {
         res.write('first,');
         setTimeout(() => res.end('second'), 20);
+      } else if (req.url === '/trailers') {
+        res.writeHead(200, { 'transfer-encoding': 'chunked', trailer: 'x-checksum' });
+        res.write('with trailers');
+        res.addTrailers({ 'x-checksum': 'abc' });
+        res.end();
       } else if (req.url === '/many-headers') {
         for (let i = 0; i < 40; i++) res.setHeader(`x-header-${i}`, String(i));
         res.end('many');
@@ -118,60 +123,63 @@ function request(agent: http.Agent, host: string, method: string, path: string, 
 
 test('answers without a body, chunked, with many headers, and request bodies chunked or empty: all on one kept-alive connection', { timeout: 30_000 }, async () => {
   await onOneConnection(async (agent) => {
-  const head = await request(agent, NODE_HOST, 'HEAD', '/hello');
-  assert.equal(head.status, 200);
-  assert.equal(head.headers['content-length'], '11', 'HEAD keeps the length of the answer GET would get');
-  assert.equal(head.body, '');
-  const noContent = await request(agent, NODE_HOST, 'GET', '/no-content');
-  assert.equal(noContent.status, 204);
-  const notModified = await request(agent, NODE_HOST, 'GET', '/not-modified');
-  assert.deepEqual([notModified.status, notModified.headers.etag, notModified.body], [304, '"v1"', '']);
-  const chunked = await request(agent, NODE_HOST, 'GET', '/chunked');
-  assert.deepEqual([chunked.status, chunked.body], [200, 'first,second']);
-  const many = await request(agent, NODE_HOST, 'GET', '/many-headers');
-  for (let i = 0; i < 40; i++) assert.equal(many.headers[`x-header-${i}`], String(i));
-  assert.equal(many.body, 'many');
-  const chunkedUp = await request(agent, NODE_HOST, 'POST', '/echo', { body: ['one,', 'two,', 'three'], headers: { 'transfer-encoding': 'chunked' } });
-  assert.deepEqual(JSON.parse(chunkedUp.body), { body: 'one,two,three', contentLength: null, transferEncoding: 'chunked' });
-  const empty = await request(agent, NODE_HOST, 'POST', '/echo');
-  assert.deepEqual(JSON.parse(empty.body), { body: '', contentLength: '0', transferEncoding: null }, 'a bodiless POST says Content-Length: 0, as node:http does');
-  const last = await request(agent, NODE_HOST, 'GET', '/hello');
-  assert.equal(last.body, 'hello world');
-  assert.deepEqual([head, noContent, notModified, chunked, many, chunkedUp, empty, last].map((answer) => answer.reused), [false, true, true, true, true, true, true, true]);
+    const head = await request(agent, NODE_HOST, 'HEAD', '/hello');
+    assert.equal(head.status, 200);
+    assert.equal(head.headers['content-length'], '11', 'HEAD keeps the length of the answer GET would get');
+    assert.equal(head.body, '');
+    const noContent = await request(agent, NODE_HOST, 'GET', '/no-content');
+    assert.equal(noContent.status, 204);
+    const notModified = await request(agent, NODE_HOST, 'GET', '/not-modified');
+    assert.deepEqual([notModified.status, notModified.headers.etag, notModified.body], [304, '"v1"', '']);
+    const chunked = await request(agent, NODE_HOST, 'GET', '/chunked');
+    assert.deepEqual([chunked.status, chunked.body], [200, 'first,second']);
+    const trailers = await request(agent, NODE_HOST, 'GET', '/trailers');
+    assert.equal(trailers.body, 'with trailers');
+    const many = await request(agent, NODE_HOST, 'GET', '/many-headers');
+    for (let i = 0; i < 40; i++) assert.equal(many.headers[`x-header-${i}`], String(i));
+    assert.equal(many.headers['x-checksum'], undefined, "the previous answer's trailer is not this answer's header");
+    assert.equal(many.body, 'many');
+    const chunkedUp = await request(agent, NODE_HOST, 'POST', '/echo', { body: ['one,', 'two,', 'three'], headers: { 'transfer-encoding': 'chunked' } });
+    assert.deepEqual(JSON.parse(chunkedUp.body), { body: 'one,two,three', contentLength: null, transferEncoding: 'chunked' });
+    const empty = await request(agent, NODE_HOST, 'POST', '/echo');
+    assert.deepEqual(JSON.parse(empty.body), { body: '', contentLength: '0', transferEncoding: null }, 'a bodiless POST says Content-Length: 0, as node:http does');
+    const last = await request(agent, NODE_HOST, 'GET', '/hello');
+    assert.equal(last.body, 'hello world');
+    assert.deepEqual([head, noContent, notModified, chunked, trailers, many, chunkedUp, empty, last].map((answer) => answer.reused), [false, true, true, true, true, true, true, true, true]);
   });
 });
 
 test('an answer ended by the local server closing, or saying Connection: close, reaches the client, whose connection serves the next request', { timeout: 30_000 }, async () => {
   await onOneConnection(async (agent) => {
-  const untilClose = await request(agent, RAW_HOST, 'GET', '/until-close');
-  assert.deepEqual([untilClose.status, untilClose.body], [200, 'until the close']);
-  const next = await request(agent, RAW_HOST, 'GET', '/after-close');
-  assert.deepEqual([next.status, next.body, next.reused], [200, '/after-close', true]);
-  const closing = await request(agent, RAW_HOST, 'GET', '/connection-close');
-  assert.deepEqual([closing.status, closing.body, closing.headers.connection], [200, 'ok', 'keep-alive'], "the local server's Connection is its own, not the client's");
-  const again = await request(agent, RAW_HOST, 'GET', '/again');
-  assert.deepEqual([again.status, again.body, again.reused], [200, '/again', true]);
+    const untilClose = await request(agent, RAW_HOST, 'GET', '/until-close');
+    assert.deepEqual([untilClose.status, untilClose.body], [200, 'until the close']);
+    const next = await request(agent, RAW_HOST, 'GET', '/after-close');
+    assert.deepEqual([next.status, next.body, next.reused], [200, '/after-close', true]);
+    const closing = await request(agent, RAW_HOST, 'GET', '/connection-close');
+    assert.deepEqual([closing.status, closing.body, closing.headers.connection], [200, 'ok', 'keep-alive'], "the local server's Connection is its own, not the client's");
+    const again = await request(agent, RAW_HOST, 'GET', '/again');
+    assert.deepEqual([again.status, again.body, again.reused], [200, '/again', true]);
   });
 });
 
 test('answers whose head or body arrive in pieces reach the client whole, on one kept-alive connection', { timeout: 30_000 }, async () => {
   await onOneConnection(async (agent) => {
-    const splitHead = await request(agent, RAW_HOST, 'GET', '/split-head');
-    assert.deepEqual([splitHead.status, splitHead.body], [200, 'body\r\n\r\nxx']);
-    const splitBody = await request(agent, RAW_HOST, 'GET', '/split-body');
-    assert.deepEqual([splitBody.status, splitBody.body, splitBody.reused], [200, 'first second', true]);
-    const next = await request(agent, RAW_HOST, 'GET', '/next');
-    assert.deepEqual([next.status, next.body, next.reused], [200, '/next', true]);
+      const splitHead = await request(agent, RAW_HOST, 'GET', '/split-head');
+      assert.deepEqual([splitHead.status, splitHead.body], [200, 'body\r\n\r\nxx']);
+      const splitBody = await request(agent, RAW_HOST, 'GET', '/split-body');
+      assert.deepEqual([splitBody.status, splitBody.body, splitBody.reused], [200, 'first second', true]);
+      const next = await request(agent, RAW_HOST, 'GET', '/next');
+      assert.deepEqual([next.status, next.body, next.reused], [200, '/next', true]);
   });
 });
 
 test('an answer that is no HTTP gets 502 and the connection serves the next request; one cut short closes the connection', { timeout: 30_000 }, async () => {
   await onOneConnection(async (agent) => {
-  const garbage = await request(agent, RAW_HOST, 'GET', '/garbage');
-  assert.equal(garbage.status, 502);
-  const next = await request(agent, RAW_HOST, 'GET', '/after-garbage');
-  assert.deepEqual([next.status, next.body, next.reused], [200, '/after-garbage', true]);
-  await assert.rejects(request(agent, RAW_HOST, 'GET', '/cut'), /aborted|socket hang up|ECONNRESET/);
+    const garbage = await request(agent, RAW_HOST, 'GET', '/garbage');
+    assert.equal(garbage.status, 502);
+    const next = await request(agent, RAW_HOST, 'GET', '/after-garbage');
+    assert.deepEqual([next.status, next.body, next.reused], [200, '/after-garbage', true]);
+    await assert.rejects(request(agent, RAW_HOST, 'GET', '/cut'), /aborted|socket hang up|ECONNRESET/);
   });
 });
 

@@ -219,6 +219,9 @@ class Leg {
 
   onMessageComplete(): void {
     this.awaitingHead = true;
+    // the lines flushed since the head are a chunked body's trailers: not passed on (Node frames
+    // the answer anew), and not the next answer's headers either
+    this.headers = [];
     if (this.informational) {
       this.informational = false;
       return;
