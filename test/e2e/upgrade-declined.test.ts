@@ -32,24 +32,44 @@ after(async () => {
   await cleanupProcesses();
 });
 
-test('a declined upgrade: the answer reaches the client, then the connection closes and nothing more reaches the agent', { timeout: 30_000 }, async () => {
+/**
+ * Sends an upgrade request with `method`, answers it from the agent with `answer`, then writes a
+ * later request with a forged X-Forwarded-For. Returns what the client got, whether its connection
+ * closed within 2 s of that, and what reached the agent on the proxy stream.
+ */
+async function declinedUpgrade(method: string, answer: string): Promise<{ got: string; closed: boolean; upstream: string }> {
   const client = net.connect(server.plane.httpPort, '127.0.0.1');
   let got = '';
   client.on('error', () => {});
   client.on('data', (chunk: Buffer) => (got += chunk.toString('latin1')));
-  const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
-  client.write(`GET /declined HTTP/1.1\r\nHost: ${HOST}\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n`);
+  const closed = new Promise<boolean>((resolve) => client.once('close', () => resolve(true)));
+  client.write(`${method} /declined HTTP/1.1\r\nHost: ${HOST}\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n`);
+  const before = agent.frames().length;
   // the proxy stream burrow opens (even id, SYN) and the request on it
   const stream = await agent.until('a proxy stream with the request', () => {
-    const syn = agent.frames().findLast((f) => f.type === FrameType.Data && f.streamId % 2 === 0 && (f.flags & Flag.Syn) !== 0);
+    const syn = agent.frames().slice(before).find((f) => f.type === FrameType.Data && f.streamId % 2 === 0 && (f.flags & Flag.Syn) !== 0);
     return syn && agent.data(syn.streamId).bytes.includes('\r\n\r\n') ? syn.streamId : undefined;
   });
-  agent.write(encodeData(stream, 0, Buffer.from('HTTP/1.1 200 OK\r\ncontent-length: 8\r\n\r\nno thank')));
+  agent.write(encodeData(stream, 0, Buffer.from(answer)));
   await new Promise((resolve) => setTimeout(resolve, 300));
   if (!client.destroyed) client.write(`GET /sneaky HTTP/1.1\r\nHost: ${HOST}\r\nX-Forwarded-For: 6.6.6.6\r\n\r\n`);
-  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2_000))]);
-  assert.equal(got, 'HTTP/1.1 200 OK\r\ncontent-length: 8\r\n\r\nno thank');
-  assert.ok(client.destroyed || client.readableEnded, 'the public connection was closed after the answer');
-  assert.ok(!agent.data(stream).bytes.includes('sneaky'), 'a later request went raw to the agent');
+  const wasClosed = await Promise.race([closed, new Promise<boolean>((resolve) => setTimeout(() => resolve(client.readableEnded), 2_000))]);
   client.destroy();
+  return { got, closed: wasClosed, upstream: agent.data(stream).bytes.toString('latin1') };
+}
+
+test('a declined upgrade: the answer reaches the client, then the connection closes and nothing more reaches the agent', { timeout: 30_000 }, async () => {
+  const answer = 'HTTP/1.1 200 OK\r\ncontent-length: 8\r\n\r\nno thank';
+  const { got, closed, upstream } = await declinedUpgrade('GET', answer);
+  assert.equal(got, answer);
+  assert.ok(closed, 'the public connection was closed after the answer');
+  assert.ok(!upstream.includes('sneaky'), 'a later request went raw to the agent');
+});
+
+test('a declined upgrade of a HEAD request: the answer has no body whatever its Content-Length, and the connection closes after it', { timeout: 30_000 }, async () => {
+  const answer = 'HTTP/1.1 200 OK\r\ncontent-length: 8\r\n\r\n';
+  const { got, closed, upstream } = await declinedUpgrade('HEAD', answer);
+  assert.equal(got, answer);
+  assert.ok(closed, 'the public connection was closed after the answer');
+  assert.ok(!upstream.includes('sneaky'));
 });

@@ -188,7 +188,7 @@ export class HttpProxy {
     }
     stream.write(requestHead(req, requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true), req.httpVersion));
     if (head.length > 0) stream.write(head);
-    relayUpgrade(socket, stream);
+    relayUpgrade(socket, stream, req.method === 'HEAD');
   }
 
   /** A proxy stream to one of the pool's tunnels, recorded on the connection; undefined when none can take it. */

@@ -8,7 +8,8 @@ import type { Duplex } from 'node:stream';
 import { responseParser } from './llhttp.js';
 import { splice } from './splice.js';
 
-export function relayUpgrade(client: Duplex, stream: Duplex): void {
+/** `head`: the request was a HEAD, whose answer has no body whatever its Content-Length says. */
+export function relayUpgrade(client: Duplex, stream: Duplex, head: boolean): void {
   let switched = false;
   let informational = false;
   let declined = false;
@@ -17,8 +18,8 @@ export function relayUpgrade(client: Duplex, stream: Duplex): void {
     onHeadersComplete: (_headers, status, _message, upgrade) => {
       switched = upgrade || status === 101;
       informational = !switched && status < 200;
-      // a 1xx has no body; a final answer's body is parsed to find its end
-      return informational ? 1 : 0;
+      // a 1xx has no body, nor an answer to HEAD; another final answer's body is parsed to find its end
+      return informational || head ? 1 : 0;
     },
     onBody: () => {},
     onMessageComplete: () => {
