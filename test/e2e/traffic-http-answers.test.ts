@@ -18,6 +18,7 @@ let session: ngrok.Session;
 let local: http.Server;
 let raw: net.Server;
 const NODE_HOST = 'answers.burrow.localhost';
+let slowAnswered = 0;
 const RAW_HOST = 'raw-answers.burrow.localhost';
 
 before(async () => {
@@ -27,7 +28,8 @@ before(async () => {
     const body: Buffer[] = [];
     req.on('data', (chunk: Buffer) => body.push(chunk));
     req.on('end', () => {
-      if (req.url === '/hello') res.writeHead(200, { 'content-length': 11 }).end('hello world');
+      if (req.url === '/slow') setTimeout(() => res.end(`slow ${++slowAnswered}`), 20);
+      else if (req.url === '/hello') res.writeHead(200, { 'content-length': 11 }).end('hello world');
       else if (req.url === '/no-content') res.writeHead(204).end();
       else if (req.url === '/not-modified') res.writeHead(304, { etag: '"v1"' }).end();
       else if (req.url === '/chunked') {
@@ -199,4 +201,21 @@ test('three pipelined requests get their answers in order, a chunked one among t
   });
   const bodies = [...text.matchAll(/at \/(?:first|third)|first,|second/g)].map((match) => match[0]);
   assert.deepEqual(bodies, ['at /first', 'first,', 'second', 'at /third'], text);
+});
+
+test('a client pipelining far more requests than are answered is closed, not queued without bound', { timeout: 30_000 }, async () => {
+  const before = slowAnswered;
+  const started = Date.now();
+  const text = await new Promise<string>((resolve) => {
+    const socket = net.connect(server.httpPort, '127.0.0.1');
+    let got = '';
+    socket.on('error', () => {});
+    socket.on('data', (chunk: Buffer) => (got += chunk.toString('latin1')));
+    socket.once('close', () => resolve(got));
+    socket.setTimeout(10_000, () => socket.destroy());
+    socket.write(`GET /slow HTTP/1.1\r\nHost: ${NODE_HOST}\r\n\r\n`.repeat(500));
+  });
+  assert.ok(Date.now() - started < 5_000, 'closed at once, not after answering everything');
+  assert.ok((text.match(/HTTP\/1\.1 200/g) ?? []).length < 500);
+  assert.ok(slowAnswered - before <= 65, `the local server got ${slowAnswered - before} of the 500`);
 });

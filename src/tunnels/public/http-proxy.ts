@@ -119,7 +119,10 @@ export class HttpProxy {
     const headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', false);
     // as node:http's client: a POST, PUT, PATCH … without a body says so
     if (!chunked && req.headers['content-length'] === undefined && !BODILESS_METHODS.has(req.method!)) headers.push('Content-Length', '0');
-    this.channelFor(state, pool).send({ req, res, head: requestHead(req, headers, '1.1'), chunked, host: host! });
+    if (!this.channelFor(state, pool).send({ req, res, head: requestHead(req, headers, '1.1'), chunked, host: host! })) {
+      state.conn.outcome = 'too_many_pipelined';
+      state.client.destroy();
+    }
   }
 
   /**

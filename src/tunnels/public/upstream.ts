@@ -10,6 +10,12 @@ import { corkForTurn } from './splice.js';
 
 /** An idle stream to the agent is closed before a local server's own idle timeout (Node's is 5 s). */
 const IDLE_MS = 4_000;
+/**
+ * Requests of one connection waiting behind the one in flight. Node's server parses every request
+ * a client pipelines, each with its IncomingMessage and ServerResponse, however slow the answers:
+ * past this, the client is taken for a hostile one (browsers do not pipeline at all).
+ */
+export const MAX_PIPELINED = 64;
 const CRLF = Buffer.from('\r\n', 'latin1');
 const LAST_CHUNK = Buffer.from('0\r\n\r\n', 'latin1');
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
@@ -46,10 +52,12 @@ export class UpstreamChannel {
 
   constructor(readonly hooks: ChannelHooks) {}
 
-  /** Sends the request now, or after those before it (pipelined) are answered. */
-  send(exchange: Exchange): void {
+  /** Sends the request now, or after those before it (pipelined) are answered; false when too many wait already. */
+  send(exchange: Exchange): boolean {
+    if (this.waiting.length >= MAX_PIPELINED) return false;
     this.waiting.push(exchange);
     if (this.leg?.exchange === undefined) this.next();
+    return true;
   }
 
   destroy(): void {
