@@ -62,6 +62,10 @@ before(async () => {
         if (path === '/until-close') socket.end('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\nuntil the close');
         else if (path === '/connection-close') socket.end('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok');
         else if (path === '/garbage') socket.write('NOT HTTP AT ALL\r\n\r\n');
+        else if (path === '/hints-flood') {
+          socket.write('HTTP/1.1 103 Early Hints\r\nlink: </a.css>; rel=preload\r\n\r\n'.repeat(1000));
+          socket.write('HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nfinal');
+        }
         else if (path === '/split-head') {
           // the head's blank line split over two reads, the body holding another blank line
           socket.write('HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r');
@@ -96,6 +100,22 @@ interface Answer {
   headers: http.IncomingHttpHeaders;
   body: string;
   reused: boolean;
+}
+
+/** Writes `text` on a new connection to the HTTP port; what comes back until burrow closes it, `done` says so, or 10 s pass. */
+function rawExchange(text: string, done: (got: string) => boolean = () => false): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(server.httpPort, '127.0.0.1');
+    let got = '';
+    socket.on('error', () => {});
+    socket.on('data', (chunk: Buffer) => {
+      got += chunk.toString('latin1');
+      if (done(got)) socket.end();
+    });
+    socket.once('close', () => resolve(got));
+    socket.setTimeout(10_000, () => socket.destroy());
+    socket.write(text);
+  });
 }
 
 /** Runs `exchanges` with an agent that keeps one connection to the HTTP port. */
@@ -179,6 +199,7 @@ test('an answer that is no HTTP gets 502 and the connection serves the next requ
   await onOneConnection(async (agent) => {
     const garbage = await request(agent, RAW_HOST, 'GET', '/garbage');
     assert.equal(garbage.status, 502);
+    assert.match(garbage.body, /answered with something that is not a valid HTTP answer/);
     const next = await request(agent, RAW_HOST, 'GET', '/after-garbage');
     assert.deepEqual([next.status, next.body, next.reused], [200, '/after-garbage', true]);
     await assert.rejects(request(agent, RAW_HOST, 'GET', '/cut'), /aborted|socket hang up|ECONNRESET/);
@@ -186,36 +207,25 @@ test('an answer that is no HTTP gets 502 and the connection serves the next requ
 });
 
 test('three pipelined requests get their answers in order, a chunked one among them', { timeout: 30_000 }, async () => {
-  const text = await new Promise<string>((resolve) => {
-    const socket = net.connect(server.httpPort, '127.0.0.1');
-    let got = '';
-    socket.on('error', () => {});
-    socket.on('data', (chunk: Buffer) => {
-      got += chunk.toString('latin1');
-      if (got.includes('at /third')) socket.end();
-    });
-    socket.once('close', () => resolve(got));
-    socket.setTimeout(5_000, () => socket.destroy());
-    const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: ${NODE_HOST}\r\n\r\n`;
-    socket.write(get('/first') + get('/chunked') + get('/third'));
-  });
+  const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: ${NODE_HOST}\r\n\r\n`;
+  const text = await rawExchange(get('/first') + get('/chunked') + get('/third'), (got) => got.includes('at /third'));
   const bodies = [...text.matchAll(/at \/(?:first|third)|first,|second/g)].map((match) => match[0]);
   assert.deepEqual(bodies, ['at /first', 'first,', 'second', 'at /third'], text);
 });
 
-test('a client pipelining far more requests than are answered is closed, not queued without bound', { timeout: 30_000 }, async () => {
+test('a client pipelining far more requests than are answered gets the answers owed, then 503 and the close, not a queue without bound', { timeout: 30_000 }, async () => {
   const before = slowAnswered;
   const started = Date.now();
-  const text = await new Promise<string>((resolve) => {
-    const socket = net.connect(server.httpPort, '127.0.0.1');
-    let got = '';
-    socket.on('error', () => {});
-    socket.on('data', (chunk: Buffer) => (got += chunk.toString('latin1')));
-    socket.once('close', () => resolve(got));
-    socket.setTimeout(10_000, () => socket.destroy());
-    socket.write(`GET /slow HTTP/1.1\r\nHost: ${NODE_HOST}\r\n\r\n`.repeat(500));
-  });
-  assert.ok(Date.now() - started < 5_000, 'closed at once, not after answering everything');
-  assert.ok((text.match(/HTTP\/1\.1 200/g) ?? []).length < 500);
-  assert.ok(slowAnswered - before <= 65, `the local server got ${slowAnswered - before} of the 500`);
+  const text = await rawExchange(`GET /slow HTTP/1.1\r\nHost: ${NODE_HOST}\r\n\r\n`.repeat(500));
+  assert.ok(Date.now() - started < 8_000, 'closed after the answers owed, not after answering everything');
+  // one in flight and 64 waiting are answered, the next is refused and the connection closes
+  assert.equal((text.match(/HTTP\/1\.1 200/g) ?? []).length, 65);
+  assert.match(text, /HTTP\/1\.1 503 Service Unavailable\r\n[^]*Too many pipelined requests: at most 64 wait/);
+  assert.equal(slowAnswered - before, 65, `the local server got ${slowAnswered - before} of the 500`);
+});
+
+test('1xx answers without end: the first eight reach the client, the rest are dropped, the final answer follows', { timeout: 30_000 }, async () => {
+  const text = await rawExchange(`GET /hints-flood HTTP/1.1\r\nHost: ${RAW_HOST}\r\n\r\n`, (got) => got.endsWith('final'));
+  assert.equal((text.match(/HTTP\/1\.1 103 /g) ?? []).length, 8, text.slice(0, 300));
+  assert.match(text, /HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nfinal$/);
 });

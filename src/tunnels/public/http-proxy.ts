@@ -12,7 +12,7 @@ import { KINDS, type OpenedStream, type ProxyOpener } from './opener.js';
 import { plainIp } from './proxy-proto.js';
 import { SOCKET_BUFFER, corkForTurn } from './splice.js';
 import { relayUpgrade } from './upgrade.js';
-import { UpstreamChannel } from './upstream.js';
+import { MAX_PIPELINED, UpstreamChannel } from './upstream.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
@@ -120,8 +120,10 @@ export class HttpProxy {
     // as node:http's client: a POST, PUT, PATCH … without a body says so
     if (!chunked && req.headers['content-length'] === undefined && !BODILESS_METHODS.has(req.method!)) headers.push('Content-Length', '0');
     if (!this.channelFor(state, pool).send({ req, res, head: requestHead(req, headers, '1.1'), chunked, host: host! })) {
+      // after the answers owed (Node writes them in order); Node's server stops reading once the
+      // queued 503s pass the socket's buffer, so what a client pipelines beyond stays bounded
       state.conn.outcome = 'too_many_pipelined';
-      state.client.destroy();
+      answerAndClose(res, 503, `Too many pipelined requests: at most ${MAX_PIPELINED} wait for an answer on one connection.\n`);
     }
   }
 
@@ -376,8 +378,8 @@ function offline(res: http.ServerResponse, host: string): void {
   res.end(body);
 }
 
-function badGateway(res: http.ServerResponse, host: string): void {
-  const body = badGatewayText(host);
+function badGateway(res: http.ServerResponse, host: string, broken = false): void {
+  const body = broken ? `The endpoint ${host} answered with something that is not a valid HTTP answer.\n` : badGatewayText(host);
   res.writeHead(502, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }

@@ -16,6 +16,12 @@ const IDLE_MS = 4_000;
  * past this, the client is taken for a hostile one (browsers do not pipeline at all).
  */
 export const MAX_PIPELINED = 64;
+/**
+ * 1xx answers passed on per request; more are read and dropped. Node writes them to the client
+ * with no backpressure, so a local server sending them without end would be buffered without
+ * bound for a client that does not read (8 heads of at most 16 KiB stay under one muxado window).
+ */
+const MAX_INFORMATIONAL = 8;
 const CRLF = Buffer.from('\r\n', 'latin1');
 const LAST_CHUNK = Buffer.from('0\r\n\r\n', 'latin1');
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
@@ -35,8 +41,8 @@ export interface Exchange {
 export interface ChannelHooks {
   /** A proxy stream to one of the endpoint's agents, or undefined when none can take it. */
   openStream(): Duplex | undefined;
-  /** Answers a request no answer came for (502). */
-  badGateway(res: http.ServerResponse, host: string): void;
+  /** Answers a request no answer came for (502); `broken`: what came was no HTTP answer. */
+  badGateway(res: http.ServerResponse, host: string, broken?: boolean): void;
   /** 1xx answers before the final one (RFC 9110 §15.2: a proxy forwards them). */
   information(res: http.ServerResponse, status: number, headers: string[]): void;
   /** The answer's headers as the client gets them. */
@@ -106,6 +112,8 @@ class Leg {
   private readonly parser: NodeHttpParser;
   private headers: string[] = [];
   private informational = false;
+  /** 1xx answers passed on for the current request. */
+  private informationals = 0;
   private keepAlive = true;
   private answered = false;
   private bodySent = true;
@@ -137,6 +145,7 @@ class Leg {
   begin(exchange: Exchange): void {
     this.exchange = exchange;
     this.answered = false;
+    this.informationals = 0;
     this.stream.write(exchange.head);
     const { req } = exchange;
     this.bodySent = req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
@@ -196,7 +205,7 @@ class Leg {
     if (status < 200) {
       this.informational = true;
       this.awaitingHead = true;
-      this.channel.hooks.information(exchange.res, status, headers);
+      if (++this.informationals <= MAX_INFORMATIONAL) this.channel.hooks.information(exchange.res, status, headers);
       return 1;
     }
     this.keepAlive = keepAlive;
@@ -327,11 +336,12 @@ class Leg {
   /** A broken answer: the client gets a 502 if nothing of it was written, else its connection closes. */
   private spoil(): void {
     this.usable = false;
-    if (this.exchange !== undefined && !this.answered) this.fail();
+    if (this.exchange !== undefined && !this.answered) this.fail(true);
     this.stream.destroy();
   }
 
-  private fail(): void {
+  /** No answer (`broken`: a broken one) to the exchange in flight. */
+  private fail(broken = false): void {
     const exchange = this.exchange!;
     this.answered = true;
     this.rawLeft = 0;
@@ -339,7 +349,7 @@ class Leg {
     if (this.channel.destroyed || exchange.res.destroyed) {
       // the client has gone: nobody to answer
     } else if (exchange.res.headersSent) exchange.res.destroy();
-    else this.channel.hooks.badGateway(exchange.res, exchange.host);
+    else this.channel.hooks.badGateway(exchange.res, exchange.host, broken);
     this.done();
   }
 
