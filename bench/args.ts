@@ -27,6 +27,8 @@ export interface BenchOptions {
   streams: number;
   /** --tunnels: run burrow under node --cpu-prof and summarise the profile. */
   cpuProf: boolean;
+  /** --tunnels: record burrow with Linux perf (on-CPU samples) and summarise them. */
+  perf: boolean;
 }
 
 export const COMPARE_SCENARIOS = ['get', 'create', 'update', 'list', 'policy'];
@@ -67,6 +69,9 @@ const USAGE = `npm run bench -- [flags]
   --streams N          slow connections of streams (default 400)
   --cpu-prof           run burrow under node --cpu-prof and print where its time went (run one
                        scenario with --tunnels-scenarios to profile just that one)
+  --perf               record burrow with Linux perf while the scenarios run and print where its
+                       CPU went (on-CPU samples: kernel, TLS, GC, JavaScript); unlike --cpu-prof,
+                       time burrow spends preempted or waiting inside a syscall is not counted
 `;
 
 export function parseOptions(argv: string[]): BenchOptions {
@@ -94,6 +99,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       sessions: { type: 'string', default: '1000' },
       streams: { type: 'string', default: '400' },
       'cpu-prof': { type: 'boolean', default: false },
+      perf: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -107,6 +113,8 @@ export function parseOptions(argv: string[]): BenchOptions {
   const mode = values.scale ? 'scale' : values.profile ? 'profile' : values.tunnels ? 'tunnels' : 'compare';
   if (mode !== 'tunnels' && values['tunnels-scenarios'] !== undefined) throw new UsageError('--tunnels-scenarios goes with --tunnels.');
   if (mode === 'tunnels' && values.scenarios !== undefined) throw new UsageError('with --tunnels, pick scenarios with --tunnels-scenarios.');
+  if ((values['cpu-prof'] || values.perf) && mode !== 'tunnels') throw new UsageError('--cpu-prof and --perf go with --tunnels (--profile profiles the REST API).');
+  if (values['cpu-prof'] && values.perf) throw new UsageError('--cpu-prof and --perf each change what burrow runs under; pick one.');
   const known = mode === 'scale' ? [...SCALE_SCENARIOS, 'list_deep'] : mode === 'tunnels' ? TUNNEL_SCENARIOS : COMPARE_SCENARIOS;
   const defaults = mode === 'scale' ? SCALE_SCENARIOS : mode === 'profile' ? PROFILE_SCENARIOS : mode === 'tunnels' ? TUNNEL_SCENARIOS : COMPARE_SCENARIOS;
   const picked = mode === 'tunnels' ? values['tunnels-scenarios'] : values.scenarios;
@@ -134,6 +142,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     sessions: Math.round(positive('sessions', values.sessions)),
     streams: Math.round(positive('streams', values.streams)),
     cpuProf: values['cpu-prof'],
+    perf: values.perf,
   };
 }
 

