@@ -93,10 +93,14 @@ export class TunnelRegistry {
 
   /** Removes a tunnel; returns its pool when that was the last tunnel in it (now removed too). */
   removeFromPool(url: string, tunnelId: string): EndpointPool | undefined {
+    this.pools.get(url)?.remove(tunnelId);
+    return this.removeIfEmpty(url);
+  }
+
+  /** Removes the pool of `url` when it holds no tunnel (a bind that opened it failed), and returns it. */
+  removeIfEmpty(url: string): EndpointPool | undefined {
     const pool = this.pools.get(url);
-    if (!pool) return undefined;
-    pool.remove(tunnelId);
-    if (pool.tunnels.length > 0) return undefined;
+    if (!pool || pool.tunnels.length > 0) return undefined;
     this.pools.delete(url);
     if (isWildcardUrl(url)) this.wildcardPools--;
     return pool;

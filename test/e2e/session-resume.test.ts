@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { Flag, FrameType } from '../../src/tunnels/muxado/index.js';
 import { makeCredential, startDataPlaneServer, waitFor, type DataPlaneServer } from '../helpers/data-plane.js';
 import { authRequest, RawAgent } from '../helpers/raw-agent.js';
 import { api, cleanupProcesses } from '../helpers/server-process.js';
@@ -52,6 +54,40 @@ describe('a resumed session racing the end of its old connection', () => {
     assert.notEqual(forged.Id, https.Id);
     assert.notEqual(forged.URL, https.URL);
     fresh.destroy();
+  });
+
+  it("a second session shown a live tunnel's Id and Token binds with an id of its own, and the first keeps serving", async () => {
+    const bind = (agent: RawAgent, proto: string, id: string, opts: unknown, extra: Record<string, unknown>) => {
+      agent.open(5, BIND, JSON.stringify({ Id: id, Proto: proto, Opts: opts, Extra: extra }));
+      return agent.reply(5);
+    };
+    const owner = await RawAgent.connect(server.plane.agentPort, server.caCert());
+    await owner.auth(token);
+    const first = await bind(owner, 'tcp', '', {}, { PoolingEnabled: true });
+    const other = await RawAgent.connect(server.plane.agentPort, server.caCert());
+    await other.auth(token);
+    const token1 = (first.Extra as Record<string, unknown>).Token;
+    const second = await bind(other, 'tcp', String(first.Id), first.Opts, { Token: token1, PoolingEnabled: true });
+    assert.equal(second.Error ?? '', '', JSON.stringify(second));
+    assert.notEqual(second.Id, first.Id, 'the live id stays the first tunnel\'s');
+    assert.equal(second.URL, first.URL, 'both pooled on the address');
+    const ids = async () => ((await api(server, 'GET', '/tunnels')).body.tunnels as { id: string }[]).map((t) => t.id);
+    await waitFor('both tunnels to be listed', async () => (await ids()).includes(String(second.Id)));
+    assert.ok((await ids()).includes(String(first.Id)));
+
+    other.destroy();
+    await waitFor('the second tunnel to go', async () => !(await ids()).includes(String(second.Id)), 3_000);
+    assert.ok((await ids()).includes(String(first.Id)), 'the first tunnel is still listed');
+    // and still served: a connection to the address reaches the first agent as a proxy stream
+    const port = Number(new URL(String(first.URL)).port);
+    const client = connect(port, '127.0.0.1');
+    client.on('error', () => {});
+    // (burrow's heartbeats open streams of their own type, 0xffffffff)
+    await owner.until('a proxy stream to the first agent', () =>
+      owner.frames().find((f) => f.type === FrameType.Data && (f.flags & Flag.Syn) !== 0 && f.payload.length >= 4 && f.payload.readUInt32BE(0) === 3),
+    );
+    client.destroy();
+    owner.destroy();
   });
 
   // Negative: the old connection drops first, its end is running when the Auth comes.

@@ -277,7 +277,9 @@ export class AgentSessions {
           endpointId: pool.endpointId,
         });
       } catch (error) {
-        await this.leavePool(url, id, live.record.accountId);
+        // this tunnel never joined the pool: only a pool it opened and left empty goes
+        const emptied = this.registry.removeIfEmpty(url);
+        if (emptied) await this.repository.deleteEndpoint(emptied.endpointId);
         throw error;
       }
       pool.tunnels.push(tunnel);
@@ -423,9 +425,16 @@ export class AgentSessions {
   /** A rebind with its previous id and a matching Token keeps the id, and its target when it names none (TUNNELS.md §2). */
   private previousTunnel(live: LiveSession, req: BindRequest): { id: string; target: RebindTarget | undefined } | undefined {
     const previous = req.id;
-    if (!previous.startsWith('tn_') || live.tunnels.has(previous)) return undefined;
+    // an id some session here still serves (this one, or another that was shown its Id and Token)
+    // is not taken over: the bind gets a new one, as the id's row and pool place are the other's
+    if (!previous.startsWith('tn_') || this.isServed(previous)) return undefined;
     const proven = readRebindToken(live.credential.tokenHash, previous, req.extra.token);
     return proven ? { id: previous, target: proven.target } : undefined;
+  }
+
+  private isServed(tunnelId: string): boolean {
+    for (const live of this.sessions.values()) if (live.tunnels.has(tunnelId)) return true;
+    return false;
   }
 
   /** Phase 1 of shutdown: refuse new sessions; each live one gets GOAWAY once its proxy streams are done. */
