@@ -190,10 +190,10 @@ export class AgentSessions {
       this.settings.observeBind?.('ok');
       return response;
     } catch (error) {
-      if (error instanceof AgentRefusal) {
-        this.logger.info({ event: 'bind', session_id: live.id, proto: req.proto, result: error.errorCode }, 'bind refused');
-        this.settings.observeBind?.(error.errorCode);
-      }
+      // every bind has its line (TUNNELS.md §6); an unexpected failure's error is logged by the connection
+      const result = error instanceof AgentRefusal ? error.errorCode : 'internal_error';
+      this.logger.info({ event: 'bind', session_id: live.id, proto: req.proto, result }, 'bind refused');
+      this.settings.observeBind?.(result);
       throw error;
     }
   }
