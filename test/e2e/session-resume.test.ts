@@ -90,6 +90,40 @@ describe('a resumed session racing the end of its old connection', () => {
     owner.destroy();
   });
 
+  it('a rebind whose remembered URL another tunnel of the account took meanwhile keeps its id and gets a new URL', async () => {
+    const bind = (agent: RawAgent, stream: number, proto: string, id: string, opts: unknown, extra: Record<string, unknown> = {}) => {
+      agent.open(stream, BIND, JSON.stringify({ Id: id, Proto: proto, Opts: opts, Extra: extra }));
+      return agent.reply(stream);
+    };
+    const old = await RawAgent.connect(server.plane.agentPort, server.caCert());
+    const first = await old.auth(token);
+    const https = await bind(old, 5, 'https', '', {});
+    const tcp = await bind(old, 7, 'tcp', '', {});
+    old.destroy();
+    await waitFor('the old tunnels to go', async () => (await api(server, 'GET', `/tunnels/${String(tcp.Id)}`)).status === 404, 3_000);
+
+    const other = await RawAgent.connect(server.plane.agentPort, server.caCert());
+    await other.auth(token);
+    const hostname = new URL(String(https.URL)).hostname;
+    assert.equal((await bind(other, 5, 'https', '', { Hostname: hostname })).URL, https.URL);
+    assert.equal((await bind(other, 7, 'tcp', '', { Addr: new URL(String(tcp.URL)).host })).URL, tcp.URL);
+
+    const fresh = await RawAgent.connect(server.plane.agentPort, server.caCert());
+    const hello = authRequest(token);
+    hello.ClientId = first.ClientId;
+    (hello.Extra as Record<string, unknown>).Cookie = (first.Extra as Record<string, unknown>).Cookie;
+    fresh.open(3, 0, JSON.stringify(hello));
+    await fresh.reply(3);
+    for (const [stream, proto, before] of [[5, 'https', https], [7, 'tcp', tcp]] as const) {
+      const again = await bind(fresh, stream, proto, String(before.Id), {}, { Token: (before.Extra as Record<string, unknown>).Token });
+      assert.equal(again.Error ?? '', '', `${proto}: ${JSON.stringify(again)}`);
+      assert.equal(again.Id, before.Id, `${proto}: the id is kept`);
+      assert.notEqual(again.URL, before.URL, `${proto}: a new URL, the old one being served by the other session`);
+    }
+    other.destroy();
+    fresh.destroy();
+  });
+
   // Negative: the old connection drops first, its end is running when the Auth comes.
   for (const delayMs of [-2, -1, 0, 1, 2, 3, 5, 8]) {
     it(`keeps the session on record when the old connection drops ${delayMs} ms after the new Auth`, async () => {

@@ -217,7 +217,10 @@ export class AgentSessions {
     if (remembered) {
       try {
         const { target, policy } = check(remembered);
-        claimed = { bound: await this.binds.claim(target, live.record.accountId), policy };
+        const bound = await this.binds.claim(target, live.record.accountId);
+        // served meanwhile by another tunnel of the account: not free either
+        if (this.binds.mayJoin(this.ingress.urlOf(bound), req.extra.poolingEnabled)) claimed = { bound, policy };
+        else await this.binds.release(bound, live.record.accountId);
       } catch (error) {
         // no longer permitted or free: a new URL, as for a first bind
         if (!(error instanceof AgentRefusal)) throw error;

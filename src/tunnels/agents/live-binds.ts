@@ -136,6 +136,12 @@ export class LiveBinds {
     return pool;
   }
 
+  /** Whether a bind of `url` would find it free here: no pool yet, or a pooling one it may join. */
+  mayJoin(url: string, pooling: boolean): boolean {
+    const existing = this.registry.pool(url);
+    return !existing || (existing.poolingEnabled && pooling);
+  }
+
   isServedPort(port: number): boolean {
     return inRanges(port, this.edge.tcpPorts);
   }
