@@ -338,6 +338,14 @@ describe('uri fields without PUBLIC_URL', () => {
       assert.equal(a.uri, `http://burrow.internal:8080/credentials/${a.id}`);
       const b = json<Credential>(await trusting.call({ method: 'POST', url: '/credentials', headers }));
       assert.equal(b.uri, `https://api.example.org/credentials/${b.id}`);
+      // a scheme that is not a web one would be written into every uri: refused, nothing created
+      const before = json<{ credentials: Credential[] }>(await trusting.call({ method: 'GET', url: '/credentials' })).credentials.length;
+      const bad = await trusting.call({ method: 'POST', url: '/credentials', headers: { ...headers, 'x-forwarded-proto': 'javascript' } });
+      assert.equal(bad.statusCode, 400, bad.body);
+      assert.match(json<{ msg: string }>(bad).msg, /X-Forwarded-Proto/);
+      assert.equal(json<{ credentials: Credential[] }>(await trusting.call({ method: 'GET', url: '/credentials' })).credentials.length, before);
+      // without TRUST_PROXY the header is not read at all
+      assert.equal((await plain.call({ method: 'POST', url: '/credentials', headers: { ...headers, 'x-forwarded-proto': 'javascript' } })).statusCode, 201);
     } finally {
       await plain.close();
       await trusting.close();

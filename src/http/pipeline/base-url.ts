@@ -43,4 +43,8 @@ export function checkHostHeader(request: FastifyRequest, hostMakesUris: boolean)
   if (hostMakesUris && !HOST.test(request.host)) {
     throw new ApiError(400, undefined, 'The Host header is not a valid host[:port]. Send the host name the service is reached by.');
   }
+  // a trusted proxy's X-Forwarded-Proto becomes the scheme of every uri: only a web one may
+  if (hostMakesUris && request.protocol !== 'http' && request.protocol !== 'https') {
+    throw new ApiError(400, undefined, 'The X-Forwarded-Proto header is neither http nor https. Send the scheme the service is reached by.');
+  }
 }
