@@ -344,6 +344,9 @@ describe('uri fields without PUBLIC_URL', () => {
       assert.equal(bad.statusCode, 400, bad.body);
       assert.match(json<{ msg: string }>(bad).msg, /X-Forwarded-Proto/);
       assert.equal(json<{ credentials: Credential[] }>(await trusting.call({ method: 'GET', url: '/credentials' })).credentials.length, before);
+      // a scheme is case-insensitive (RFC 3986 §3.1); uris carry it in lower case
+      const upper = json<Credential>(await trusting.call({ method: 'POST', url: '/credentials', headers: { ...headers, 'x-forwarded-proto': 'HTTPS' } }));
+      assert.equal(upper.uri, `https://api.example.org/credentials/${upper.id}`);
       // without TRUST_PROXY the header is not read at all
       assert.equal((await plain.call({ method: 'POST', url: '/credentials', headers: { ...headers, 'x-forwarded-proto': 'javascript' } })).statusCode, 201);
     } finally {

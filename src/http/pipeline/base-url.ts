@@ -8,7 +8,7 @@ import { ApiError } from '../../domain/errors.js';
  */
 export function baseUrl(request: FastifyRequest, publicUrl: string | undefined): string {
   if (publicUrl !== undefined) return publicUrl;
-  return `${request.protocol}://${request.host || 'localhost'}`;
+  return `${request.protocol.toLowerCase()}://${request.host || 'localhost'}`;
 }
 
 // A DNS name (underscores allowed, as in container service names), IPv4, or [IPv6], then a port.
@@ -44,7 +44,8 @@ export function checkHostHeader(request: FastifyRequest, hostMakesUris: boolean)
     throw new ApiError(400, undefined, 'The Host header is not a valid host[:port]. Send the host name the service is reached by.');
   }
   // a trusted proxy's X-Forwarded-Proto becomes the scheme of every uri: only a web one may
-  if (hostMakesUris && request.protocol !== 'http' && request.protocol !== 'https') {
+  const scheme = request.protocol.toLowerCase();
+  if (hostMakesUris && scheme !== 'http' && scheme !== 'https') {
     throw new ApiError(400, undefined, 'The X-Forwarded-Proto header is neither http nor https. Send the scheme the service is reached by.');
   }
 }
