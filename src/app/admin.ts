@@ -2,7 +2,8 @@ import type { Config } from '../config.js';
 import { AccountService } from '../domain/accounts/service.js';
 import { openStore, type Store } from '../storage/db.js';
 import { StartupError, reason } from './startup-error.js';
-import { migrateToLatest } from '../storage/migrate.js';
+import { migrateToLatest, pendingMigrations } from '../storage/migrate.js';
+import { allMigrations } from '../storage/migrations/index.js';
 import { SqlAccountRepository } from '../storage/repositories/accounts.js';
 
 /**
@@ -22,13 +23,34 @@ export async function withAccountService<T>(
     throw new StartupError('DATABASE_URL', reason(error));
   }
   try {
-    await migrateToLatest(store).catch((error: unknown) => {
-      throw new StartupError('DATABASE_URL', `cannot prepare the database: ${reason(error)}`);
-    });
+    if (options.existing) await mustBeMigrated(store);
+    else {
+      await migrateToLatest(store).catch((error: unknown) => {
+        throw new StartupError('DATABASE_URL', `cannot prepare the database: ${reason(error)}`);
+      });
+    }
     return await work(new AccountService(new SqlAccountRepository(store)));
   } finally {
     await store.close();
   }
+}
+
+/** A command that only reads writes no schema either: an empty or older database is an error. */
+async function mustBeMigrated(store: Store): Promise<void> {
+  let pending: string[];
+  try {
+    pending = await pendingMigrations(store);
+  } catch (error) {
+    throw new StartupError('DATABASE_URL', `cannot read the database: ${reason(error)}`);
+  }
+  if (pending.length === 0) return;
+  const pendingAll = pending.length === Object.keys(allMigrations(store.dialect)).length;
+  throw new StartupError(
+    'DATABASE_URL',
+    pendingAll
+      ? 'the database has no burrow tables yet: run `burrow migrate` (or start `burrow serve`) first'
+      : `the database is ${pending.length} migration(s) behind this burrow: run \`burrow migrate\` first`,
+  );
 }
 
 /** Applies pending migrations; resolves with the names of those applied (`burrow migrate`). */

@@ -8,16 +8,25 @@ import { allMigrations } from './migrations/index.js';
  */
 export async function migrateToLatest(store: Store): Promise<string[]> {
   if (store.dialect === 'postgres' && store.schema) await createSchema(store, store.schema);
-  const migrator = new Migrator({
+  const result: MigrationResultSet = await (await migratorFor(store)).migrateToLatest();
+  if (result.error) throw result.error;
+  return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** The migrations not applied yet, in order. Only reads: creates no schema, table or file. */
+export async function pendingMigrations(store: Store): Promise<string[]> {
+  const migrations = await (await migratorFor(store)).getMigrations();
+  return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+async function migratorFor(store: Store): Promise<Migrator> {
+  return new Migrator({
     db: store.db,
     provider: { getMigrations: async () => allMigrations(store.dialect) },
     // Kysely looks for its bookkeeping tables in every schema unless told which one; with
     // several schemas in one database it would find another's and skip creating its own.
     ...(store.dialect === 'postgres' ? { migrationTableSchema: store.schema ?? (await currentSchema(store)) } : {}),
   });
-  const result: MigrationResultSet = await migrator.migrateToLatest();
-  if (result.error) throw result.error;
-  return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
 async function createSchema(store: Store, schema: string): Promise<void> {

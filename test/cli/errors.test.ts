@@ -3,11 +3,13 @@
 // documented exit codes (README "CLI"), read-only commands that never create a database, and
 // `--account` required as soon as there are several accounts.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import { AccountService } from '../../src/domain/accounts/service.js';
 import { openStore } from '../../src/storage/db.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
@@ -77,6 +79,37 @@ describe('burrow CLI errors and exit codes', () => {
       oneLineError(result, 1, /^burrow: DATABASE_URL: there is no database at /);
     }
     assert.ok(!existsSync(join(dir, 'missing')), 'no directory or file was created');
+  });
+
+  it('writes no table into an empty database for a read-only command, and says to migrate', async () => {
+    const url = tempDatabaseUrl();
+    const file = url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : undefined;
+    if (file) writeFileSync(file, ''); // an empty file: SQLite takes it for an empty database
+    for (const args of [['users', 'list'], ['accounts', 'list'], ['api-keys', 'list']]) {
+      oneLineError(await runCli(args, { databaseUrl: url }), 1, /^burrow: DATABASE_URL: the database has no burrow tables yet: run `burrow migrate`/);
+    }
+    if (file) {
+      // (opening it writes SQLite's header and WAL mode: no schema)
+      const db = new Database(file, { readonly: true });
+      assert.deepEqual(db.prepare('select name from sqlite_master').all(), [], 'no table was created');
+      db.close();
+    }
+    else {
+      // on PostgreSQL the URL names a schema that does not exist: it is not created
+      const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await client.connect();
+      try {
+        const schema = new URL(url).searchParams.get('schema');
+        const found = await client.query('select 1 from information_schema.schemata where schema_name = $1', [schema]);
+        assert.equal(found.rowCount, 0, `schema ${schema} was not created`);
+      } finally {
+        await client.end();
+      }
+    }
+    // once migrated, the same commands work
+    assert.equal((await runCli(['migrate'], { databaseUrl: url })).code, 0);
+    const listed = await runCli(['accounts', 'list'], { databaseUrl: url });
+    assert.equal(listed.code, 0, listed.stderr);
   });
 
   it('answers a usage error with one line and exit 2', async () => {
