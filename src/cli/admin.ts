@@ -108,7 +108,13 @@ function apiKeysCommand(): Command {
     .option('--account <id>', 'only this account (default: every account; see account_id)')
     .option('--json', 'print JSON lines')
     .action(async (options: { account?: string; json?: boolean }, command: Command) => {
-      const rows = await readAccounts(command, (service) => service.listApiKeys(options.account));
+      const rows = await readAccounts(command, async (service) => {
+        // an unknown account is a failure, not an empty list (a revoked one still has its keys listed)
+        if (options.account !== undefined && !(await service.listAccounts()).some((a) => a.id === options.account)) {
+          throw new Error(`No account ${options.account}.`);
+        }
+        return service.listApiKeys(options.account);
+      });
       printRows(rows.map(apiKeyRow), !!options.json);
     });
   keys

@@ -19,6 +19,9 @@ export function readAccounts<T>(command: Command, work: (accounts: AccountServic
   return withAccountService(configFor(command), work, { existing: true });
 }
 
+/** A flag value the command cannot use: one line, exit 2 (main.ts), as commander's own usage errors. */
+export class CliUsageError extends Error {}
+
 export function print(line: string): void {
   process.stdout.write(`${line}\n`);
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
+import { CliUsageError } from './context.js';
 import { buildProgram } from './program.js';
 
 /**
@@ -29,5 +30,5 @@ buildProgram()
       return;
     }
     process.stderr.write(`burrow: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = error instanceof ConfigError ? EXIT_USAGE : EXIT_FAILED;
+    process.exitCode = error instanceof ConfigError || error instanceof CliUsageError ? EXIT_USAGE : EXIT_FAILED;
   });

@@ -2,7 +2,7 @@ import { formatTimestamp } from '../domain/ids.js';
 import { publicUrl } from '../domain/tunnels/binds.js';
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
-import { configFor, print } from './context.js';
+import { CliUsageError, configFor, print } from './context.js';
 import { parseIp } from '../domain/policy/cidr.js';
 import type { PolicyConnection, ProgramRule, Verdict } from '../domain/policy/index.js';
 
@@ -14,8 +14,8 @@ export function policyCommand(): Command {
     .description('check a traffic policy document (YAML or JSON, "-" for stdin) as PUT /edges/tls/{id}/traffic_policy would')
     .option('--max-rules <n>', 'rules allowed (default: MAX_POLICY_RULES, else 25)')
     .action(async (file: string, options: { maxRules?: string }, command: Command) => {
-      const maxRules = options.maxRules === undefined ? configFor(command).maxPolicyRules : Number(options.maxRules);
-      if (!Number.isInteger(maxRules) || maxRules < 1 || maxRules > 1000) throw new Error('--max-rules must be a whole number from 1 to 1000.');
+      const maxRules = options.maxRules === undefined ? configFor(command).maxPolicyRules : /^\d{1,4}$/.test(options.maxRules) ? Number(options.maxRules) : Number.NaN;
+      if (!(maxRules >= 1 && maxRules <= 1000)) throw new CliUsageError('--max-rules must be a whole number from 1 to 1000.');
       const source = file === '-' ? await readStdin() : await readFile(file, 'utf8');
       const { validatePolicy } = await import('../domain/policy/index.js');
       const result = validatePolicy(source, { maxRules });
@@ -83,7 +83,7 @@ interface TestOptions {
 
 /** A bad flag: one line, exit 2 (like an invalid document: the test could not run). */
 function usage(message: string): void {
-  process.stderr.write(`burrow policy test: ${message}\n`);
+  process.stderr.write(`burrow: ${message}\n`);
   process.exitCode = 2;
 }
 

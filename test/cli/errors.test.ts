@@ -65,6 +65,9 @@ describe('burrow CLI errors and exit codes', () => {
     oneLineError(await runCli(['bots', 'list'], { databaseUrl }), 1, /--account/);
     oneLineError(await runCli(['users', 'list', '--account', 'acct_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ'], { databaseUrl }), 1, /^burrow: No active account acct_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ\.$/);
     oneLineError(await runCli(['bots', 'list', '--account', 'nonsense'], { databaseUrl }), 1, /No active account nonsense/);
+    oneLineError(await runCli(['api-keys', 'list', '--account', 'acct_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ'], { databaseUrl }), 1, /^burrow: No account acct_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ\.$/);
+    const keys = await runCli(['api-keys', 'list', '--json', '--account', accountIds[0]!], { databaseUrl });
+    assert.equal(keys.code, 0, keys.stderr);
     oneLineError(await runCli(['users', 'set-admin', 'usr_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ'], { databaseUrl }), 2, /^burrow: say --admin or --no-admin \(see burrow users set-admin --help\)$/);
     const one = await runCli(['users', 'list', '--json', '--account', accountIds[0]!], { databaseUrl });
     assert.equal(one.code, 0, one.stderr);

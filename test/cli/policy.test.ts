@@ -68,6 +68,15 @@ describe('burrow policy validate', () => {
     assert.match(result.stderr, /ERR_NGROK_2264/);
   });
 
+  it('exits 2 (usage) with one line for a --max-rules that is not 1 to 1000', () => {
+    const three = file('three-again.yaml', 'on_tcp_connect:\n  - actions: [{type: deny}]\n');
+    for (const value of ['abc', '0', '1001', '2.5', '']) {
+      const result = burrow(['policy', 'validate', '--max-rules', value, three]);
+      assert.equal(result.code, 2, `--max-rules ${JSON.stringify(value)}: ${result.stderr}`);
+      assert.equal(result.stderr, 'burrow: --max-rules must be a whole number from 1 to 1000.\n');
+    }
+  });
+
   it('exits 1 with a message for a missing file', () => {
     const result = burrow(['policy', 'validate', join(dir, 'missing.yaml')]);
     assert.equal(result.code, 1);
@@ -150,6 +159,7 @@ describe('burrow policy test', () => {
     for (const [flags, message] of cases) {
       const result = burrow(['policy', 'test', policy, ...flags]);
       assert.equal(result.code, 2, flags.join(' '));
+      assert.match(result.stderr, /^burrow: /, 'errors begin as every other command\'s');
       assert.match(result.stderr, message);
       assert.equal(result.stderr.trimEnd().split('\n').length, 1, result.stderr);
     }
