@@ -34,6 +34,18 @@ export function newSecretFor(id: string): string {
   return `${ksuid}_${randomBase62(SECRET_RANDOM_LENGTH)}`;
 }
 
+/** A secret's shape anywhere in a text (not inside a longer run of letters and digits). */
+const SECRET_IN_TEXT = /(?<![0-9A-Za-z])([0-9A-Za-z]{8})[0-9A-Za-z]{19}_[0-9A-Za-z]{20,22}(?![0-9A-Za-z])/g;
+
+/**
+ * `text` with anything shaped like an API key or authtoken cut to its first 8 characters and "…"
+ * (SPEC §8: secrets never reach an error message, even when the client put one where an id or a
+ * field name goes).
+ */
+export function redactSecrets(text: string): string {
+  return text.includes('_') ? text.replace(SECRET_IN_TEXT, '$1…') : text;
+}
+
 /** The shape SPEC §2 checks before any lookup (ERR_NGROK_202 when it fails). */
 export function isWellFormedSecret(secret: string): boolean {
   return SECRET_SHAPE.test(secret);

@@ -236,6 +236,27 @@ describe('step 6: query', () => {
   });
 });
 
+describe('secrets in errors (SPEC §8)', () => {
+  it('a key or token put where an id, a parameter or a field name goes is shown by 8 characters only', async () => {
+    const created = json<{ token: string }>(await t.call({ method: 'POST', url: '/credentials', body: {} }));
+    const secret = created.token;
+    assert.ok(secret.length > 40);
+    const answers = [
+      await t.call({ method: 'GET', url: `/credentials?before_id=${secret}` }),
+      await t.call({ method: 'GET', url: `/credentials?${secret}=1` }),
+      await t.call({ method: 'POST', url: '/credentials', body: { [secret]: 1 } }),
+      await t.call({ method: 'GET', url: `/credentials/${secret}` }),
+    ];
+    for (const response of answers) {
+      assert.ok(response.statusCode >= 400, response.body);
+      assert.ok(!response.body.includes(secret), `the whole secret is echoed: ${response.body}`);
+      assert.ok(!response.body.includes(secret.slice(8, 30)), `its hidden part is echoed: ${response.body}`);
+    }
+    // what is shown still names the input by its beginning
+    assert.equal(json<{ details: { param: string } }>(answers[1]!).details.param, `${secret.slice(0, 8)}…`);
+  });
+});
+
 describe('step 7: fields', () => {
   it('400 ERR_NGROK_214 for an unknown field, naming it and the supported ones', async () => {
     const response = await t.call({ method: 'POST', url: '/credentials', body: { colour: 'red' } });

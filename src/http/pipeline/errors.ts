@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { newBareId } from '../../domain/ids.js';
 import { ApiError, errors } from '../../domain/errors.js';
+import { redactSecrets } from '../../domain/secrets.js';
 import { BODY_LIMIT_BYTES, closeAfterReadingBody } from './body.js';
 
 /**
@@ -10,9 +11,10 @@ import { BODY_LIMIT_BYTES, closeAfterReadingBody } from './body.js';
  * Serialized by hand so that the field order is exact and no route schema can reshape it.
  */
 export function renderError(error: ApiError, operationId: string): string {
-  const details = JSON.stringify({ operation_id: operationId, ...error.details });
+  const shown: Record<string, string> = { operation_id: operationId };
+  for (const [key, value] of Object.entries(error.details)) shown[key] = redactSecrets(value);
   const code = error.errorCode === undefined ? '' : `"error_code":${JSON.stringify(error.errorCode)},`;
-  return `{${code}"status_code":${error.statusCode},"msg":${JSON.stringify(error.message)},"details":${details}}`;
+  return `{${code}"status_code":${error.statusCode},"msg":${JSON.stringify(redactSecrets(error.message))},"details":${JSON.stringify(shown)}}`;
 }
 
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
