@@ -112,6 +112,15 @@ describe('the ngrok SDK on one burrow server', () => {
     for (const bad of [gone.token.slice(0, -1), `${gone.token}A`, `${'z'.repeat(27)}_${'a'.repeat(21)}`, gone.token.replace('_', '-')]) {
       await refused(sessionBuilder(server, bad).connect(), 'ERR_NGROK_105');
     }
+    // each refusal leaves a line with its code and the client's address, never the token
+    const lines = await waitFor('the refusals logged', () => {
+      const found = events(server, 'session_refused');
+      return found.filter((e) => e.result === 'ERR_NGROK_107').length >= 2 && found.some((e) => e.result === 'ERR_NGROK_105') ? found : undefined;
+    });
+    for (const line of lines) {
+      assert.equal(line.ip, '127.0.0.1');
+      assert.ok(!JSON.stringify(line).includes(gone.token.slice(0, 20)), JSON.stringify(line));
+    }
   });
 
   it('listener.url() is the public URL of each kind of bind', async () => {

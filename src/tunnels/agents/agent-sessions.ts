@@ -119,9 +119,17 @@ export class AgentSessions {
       handlers: {
         auth: (req, ctx) =>
           refusals(async () => {
-            const result = await this.authenticate(req, ip, ctx.connection);
-            live = result.live;
-            return result.response;
+            try {
+              const result = await this.authenticate(req, ip, ctx.connection);
+              live = result.live;
+              return result.response;
+            } catch (error) {
+              // a refused login leaves a line (never the token): an operator can see guessing
+              if (error instanceof AgentRefusal) {
+                this.logger.info({ event: 'session_refused', ip, result: error.errorCode, agent_version: req.extra.version, os: req.extra.os }, 'agent session refused');
+              }
+              throw error;
+            }
           }),
         bind: (req) => refusals(() => this.bind(required(live), req)),
         unbind: (req) => refusals(() => this.unbind(required(live), req.id)),
