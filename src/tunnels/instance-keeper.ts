@@ -26,8 +26,9 @@ export class InstanceKeeper {
   /** `previousRunCrashed`: this id's previous run ended without cleaning up; its rows go first. */
   async start(options: { previousRunCrashed?: boolean } = {}): Promise<void> {
     if (options.previousRunCrashed) {
-      await this.repository.removeInstance(this.instanceId);
-      this.logger.info({ instance_id: this.instanceId }, 'removed the sessions of this instance\'s previous run, which stopped without cleaning up');
+      // the previous run's id is reused after a clean stop too: only rows left behind are news
+      const sessions = await this.repository.removeInstance(this.instanceId);
+      if (sessions > 0) this.logger.info({ instance_id: this.instanceId, sessions }, 'removed the sessions of this instance\'s previous run, which stopped without cleaning up');
     }
     await this.repository.beat(this.instanceId, this.startedAt, this.now());
     this.beatTimer = setInterval(() => void this.beat(), INSTANCE_BEAT_MS);

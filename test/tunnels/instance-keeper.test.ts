@@ -80,3 +80,24 @@ it("sweeps a dead instance's sessions and tunnels, and keeps a live one's", asyn
   await keeper.stop();
   assert.deepEqual(await listedSessions(), [], 'a clean stop removes its own rows');
 });
+
+it("a start that reuses the previous run's id removes what it left, and says so only when it left something", async () => {
+  const lines: string[] = [];
+  const logger = createLogger('info', { write: (line: string) => void lines.push(line) });
+  const clean = newId('inst').id;
+  const cleanKeeper = new InstanceKeeper(clean, repo, logger);
+  await cleanKeeper.start({ previousRunCrashed: true });
+  await cleanKeeper.stop();
+  assert.ok(!lines.some((line) => line.includes('previous run')), `nothing was left, nothing is said: ${lines.join('')}`);
+
+  const crashed = newId('inst').id;
+  await repo.beat(crashed, new Date().toISOString(), Date.now());
+  const left = await sessionOf(crashed);
+  const keeper = new InstanceKeeper(crashed, repo, logger);
+  await keeper.start({ previousRunCrashed: true });
+  assert.ok(!(await listedSessions()).includes(left), 'the crashed run\'s session is gone');
+  const said = lines.map((line) => JSON.parse(line) as { msg: string; sessions?: number }).filter((line) => line.msg.includes('previous run'));
+  assert.equal(said.length, 1);
+  assert.equal(said[0]!.sessions, 1);
+  await keeper.stop();
+});

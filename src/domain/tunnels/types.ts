@@ -90,7 +90,8 @@ export interface DataPlaneRepository {
   /** Removes every row of instances not seen since `staleBeforeMs`; returns how many instances. */
   sweep(staleBeforeMs: number): Promise<number>;
   /** Removes the instance and every row it owns (a clean stop). */
-  removeInstance(instanceId: string): Promise<void>;
+  /** Removes an instance's rows; resolves with how many sessions it still had. */
+  removeInstance(instanceId: string): Promise<number>;
   /** The ACLs of those credentials that still exist under a live account. */
   liveCredentials(ids: readonly string[]): Promise<Map<string, readonly string[]>>;
   enqueueCommand(instanceId: string, sessionId: string, command: SessionCommand, nowMs: number): Promise<void>;

@@ -158,11 +158,13 @@ export class SqlTunnelRepository implements IngressRepository, DataPlaneReposito
     return stale.length;
   }
 
-  async removeInstance(instanceId: string): Promise<void> {
-    for (const table of ['tunnels', 'endpoints', 'tunnel_claims', 'session_commands', 'tunnel_sessions'] as const) {
+  async removeInstance(instanceId: string): Promise<number> {
+    for (const table of ['tunnels', 'endpoints', 'tunnel_claims', 'session_commands'] as const) {
       await this.db.deleteFrom(table).where('instance_id', '=', instanceId).execute();
     }
+    const sessions = await this.db.deleteFrom('tunnel_sessions').where('instance_id', '=', instanceId).executeTakeFirst();
     await this.db.deleteFrom('instances').where('id', '=', instanceId).execute();
+    return Number(sessions.numDeletedRows);
   }
 
   async liveCredentials(ids: readonly string[]): Promise<Map<string, readonly string[]>> {
