@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, type Compilable, type SqliteDatabase } from 'kysely';
@@ -16,7 +16,11 @@ export function openSqlite(path: string, options: Pick<StoreOptions, 'mustExist'
   if (!inMemory && options.mustExist && !existsSync(file)) {
     throw new Error(`there is no database at ${file} (burrow serve or burrow migrate creates it)`);
   }
-  if (!inMemory) makeDirectories(dirname(file));
+  if (!inMemory) {
+    makeDirectories(dirname(file));
+    // a new database is the owner's alone (its WAL and shared-memory files take its mode)
+    if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
+  }
   const database = new Database(file, { fileMustExist: options.mustExist === true });
   database.pragma('journal_mode = WAL');
   // NORMAL + an explicit fdatasync of the WAL before answering (WalSyncBarrier) is as durable
@@ -89,7 +93,7 @@ export function openSqlite(path: string, options: Pick<StoreOptions, 'mustExist'
 }
 
 /**
- * mkdir -p, one level at a time: Node's recursive mkdir never returns on some paths (under /proc
+ * mkdir -p (each new level 0700: the database's directory is nobody else's), one level at a time: Node's recursive mkdir never returns on some paths (under /proc
  * it retries forever), and a missing level should fail with its own name.
  */
 function makeDirectories(directory: string): void {
@@ -97,7 +101,8 @@ function makeDirectories(directory: string): void {
   const parent = dirname(directory);
   if (parent !== directory) makeDirectories(parent);
   try {
-    mkdirSync(directory);
+    // only the directories made here: an existing one keeps the mode its owner gave it
+    mkdirSync(directory, { mode: 0o700 });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'EEXIST') throw new Error(`cannot create the directory ${directory} (${code ?? String(error)})`);
