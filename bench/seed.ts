@@ -112,7 +112,7 @@ export async function bulkSeedCredentials(
   try {
     await migrateToLatest(store);
     const bootstrap = await new AccountService(new SqlAccountRepository(store)).bootstrap(apiKey);
-    if (!bootstrap) throw new Error(`${databaseUrl} was not empty`);
+    if (!bootstrap || !('account' in bootstrap)) throw new Error(`${databaseUrl} was not empty`);
     const accountId = bootstrap.account.id;
     const ownerId = bootstrap.admin.id;
     await sql`pragma synchronous = off`.execute(store.db);

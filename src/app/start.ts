@@ -146,6 +146,13 @@ export async function start(config: Config, logger: Logger = createLogger(config
 async function bootstrap(store: Store, config: Config, logger: Logger): Promise<void> {
   const result = await new AccountService(new SqlAccountRepository(store)).bootstrap(config.bootstrapApiKey);
   if (!result) return;
+  if ('hadAccounts' in result) {
+    logger.warn(
+      { bootstrap_api_key_unused: config.bootstrapApiKey !== undefined },
+      'the database already had accounts (made with the CLI) at its first start: no account, admin user or API key was bootstrapped; make them with burrow users create and burrow api-keys create',
+    );
+    return;
+  }
   logger.info({ account_id: result.account.id, user_id: result.admin.id, api_key_id: result.key.id }, 'bootstrapped an empty database');
   if (result.generatedSecret !== undefined) {
     process.stderr.write(

@@ -14,7 +14,7 @@ import { AccountService } from '../../src/domain/accounts/service.js';
 import { openStore } from '../../src/storage/db.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { SqlAccountRepository } from '../../src/storage/repositories/accounts.js';
-import { cleanupProcesses, runCli, spawnCli, tempDatabaseUrl, type CliResult } from '../helpers/server-process.js';
+import { cleanupProcesses, runCli, spawnCli, startServer, tempDatabaseUrl, type CliResult } from '../helpers/server-process.js';
 import { freePort } from '../helpers/traffic.js';
 
 after(cleanupProcesses);
@@ -113,6 +113,22 @@ describe('burrow CLI errors and exit codes', () => {
     assert.equal((await runCli(['migrate'], { databaseUrl: url })).code, 0);
     const listed = await runCli(['accounts', 'list'], { databaseUrl: url });
     assert.equal(listed.code, 0, listed.stderr);
+  });
+
+  it('serve bootstraps nothing on a database whose accounts the CLI made before its first start, and says so', async () => {
+    const url = tempDatabaseUrl();
+    const made = await runCli(['accounts', 'create', '--name', 'first'], { databaseUrl: url });
+    assert.equal(made.code, 0, made.stderr);
+    const server = await startServer({ databaseUrl: url, bootstrapApiKey: null });
+    try {
+      assert.equal(server.bootstrap, undefined, 'no bootstrap account, user or key');
+      assert.ok(!server.stderr.join('\n').includes('will not be shown again'), 'no key printed');
+      assert.ok(server.logs().some((line) => String(line.msg).startsWith('the database already had accounts')), 'the start says why');
+    } finally {
+      await server.stop();
+    }
+    const listed = await runCli(['accounts', 'list', '--json'], { databaseUrl: url });
+    assert.deepEqual(listed.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { name: string }).name), ['first']);
   });
 
   it('answers a usage error with one line and exit 2', async () => {

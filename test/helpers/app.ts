@@ -73,7 +73,7 @@ export async function createTestApp(
     accountId = shared.admin.principal.accountId;
   } else {
     const boot = await accounts.bootstrap();
-    if (!boot?.generatedSecret) throw new Error('bootstrap did not run on a fresh database');
+    if (!boot || !('account' in boot) || !boot.generatedSecret) throw new Error('bootstrap did not run on a fresh database');
     admin = { principal: boot.admin, key: boot.generatedSecret };
     accountId = boot.account.id;
   }

@@ -102,11 +102,12 @@ export class AccountService {
 
   /**
    * On an empty database: an account, an admin user and one API key (SPEC §4). Runs at most
-   * once per database, even when several instances start at the same moment.
+   * once per database, even when several instances start at the same moment. A database whose
+   * accounts were made before the first start (with the CLI) gets nothing: `{ hadAccounts }`.
    */
-  async bootstrap(presetSecret?: string): Promise<BootstrapResult | undefined> {
+  async bootstrap(presetSecret?: string): Promise<BootstrapResult | { hadAccounts: true } | undefined> {
     let result: BootstrapResult | undefined;
-    await this.repository.bootstrapOnce(async (repository) => {
+    const outcome = await this.repository.bootstrapOnce(async (repository) => {
       const inside = new AccountService(repository);
       const account = await inside.createAccount('default');
       const admin = await inside.createPrincipal(account.id, 'user', 'admin', true);
@@ -114,7 +115,7 @@ export class AccountService {
       result = { account, admin, key, generatedSecret: presetSecret ? undefined : secret };
       return account.id;
     });
-    return result;
+    return outcome === 'had-accounts' ? { hadAccounts: true } : result;
   }
 }
 

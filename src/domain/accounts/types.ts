@@ -51,6 +51,10 @@ export interface AccountRepository {
   insertApiKey(key: ApiKey, secretHash: string): Promise<void>;
   listApiKeys(accountId: string | undefined): Promise<ApiKey[]>;
   revokeApiKey(id: string, at: string): Promise<boolean>;
-  /** Runs `create` only if the database has never been bootstrapped; returns whether it ran. */
-  bootstrapOnce(create: (repository: AccountRepository) => Promise<string>): Promise<boolean>;
+  /**
+   * Runs `create` only if the database has never been bootstrapped and holds no account:
+   * `created`; `had-accounts` when accounts were made before the first start (nothing created,
+   * the bootstrap is over); `done` when an earlier start bootstrapped it.
+   */
+  bootstrapOnce(create: (repository: AccountRepository) => Promise<string>): Promise<'created' | 'had-accounts' | 'done'>;
 }

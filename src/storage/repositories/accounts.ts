@@ -154,7 +154,7 @@ export class SqlAccountRepository implements AccountRepository {
     return (await this.statements.revokeApiKey.run({ id, at })) > 0;
   }
 
-  async bootstrapOnce(create: (repository: AccountRepository) => Promise<string>): Promise<boolean> {
+  async bootstrapOnce(create: (repository: AccountRepository) => Promise<string>): Promise<'created' | 'had-accounts' | 'done'> {
     return inTransaction(this.store, async (transactional) => {
       const now = new Date().toISOString().slice(0, 19) + 'Z';
       // Concurrent starts on one database: the second insert waits for the first and then does nothing.
@@ -163,10 +163,17 @@ export class SqlAccountRepository implements AccountRepository {
         .values({ id: 1, account_id: '', created_at: now })
         .onConflict((conflict) => conflict.column('id').doNothing())
         .executeTakeFirst();
-      if ((claimed.numInsertedOrUpdatedRows ?? 0n) === 0n) return false;
+      if ((claimed.numInsertedOrUpdatedRows ?? 0n) === 0n) return 'done';
+      // accounts made before the first start (with the CLI): the database is not empty, so no
+      // second account; the row still records that the bootstrap is over
+      const existing = await transactional.db.selectFrom('accounts').select('id').orderBy('id').limit(1).executeTakeFirst();
+      if (existing) {
+        await transactional.db.updateTable('bootstrap').set({ account_id: existing.id }).where('id', '=', 1).execute();
+        return 'had-accounts';
+      }
       const accountId = await create(new SqlAccountRepository(transactional));
       await transactional.db.updateTable('bootstrap').set({ account_id: accountId }).where('id', '=', 1).execute();
-      return true;
+      return 'created';
     });
   }
 }
