@@ -111,7 +111,9 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
       return counts;
     },
   });
-  const caNotice = material.createdCa && material.caPath ? await noticeFor(material.caPath) : undefined;
+  // the names its certificate carries: localhost, or the AGENT_HOSTNAME agents are told to dial
+  const agentAddress = `${config.agentHostname ?? 'localhost'}:${config.agentPort === 0 ? '<AGENT_PORT>' : config.agentPort}`;
+  const caNotice = material.createdCa && material.caPath ? await noticeFor(material.caPath, agentAddress) : undefined;
   return {
     listeners: [agentListener, ...publicListeners],
     sessions,
@@ -130,14 +132,11 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   };
 }
 
-async function noticeFor(caPath: string): Promise<string> {
+async function noticeFor(caPath: string, agentAddress: string): Promise<string> {
   await readFile(caPath, 'utf8');
   return (
     `\nburrow: created a private certificate authority for the agent port: ${caPath}\n` +
-    'Agents must trust it. With the SDK:  new ngrok.SessionBuilder().serverAddr("<host>:<AGENT_PORT>").caCert(fs.readFileSync("' +
-    caPath +
-    '"))\nWith the agent config:  server_addr: <host>:<AGENT_PORT>   root_cas: ' +
-    caPath +
-    '\n\n'
+    `Agents must trust it. With the SDK:  new ngrok.SessionBuilder().serverAddr("${agentAddress}").caCert(fs.readFileSync("${caPath}"))\n` +
+    `With the agent config:  server_addr: ${agentAddress}   root_cas: ${caPath}\n\n`
   );
 }

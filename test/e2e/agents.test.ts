@@ -90,6 +90,13 @@ describe('the ngrok SDK on one burrow server', () => {
     secrets.push(other.apiKey);
   });
 
+  it("the first start's notice names the agent port's address and the CA file to trust, as the SDK takes them", () => {
+    const notice = server.stderr.join('\n');
+    assert.match(notice, /created a private certificate authority for the agent port/);
+    assert.ok(notice.includes(`serverAddr("${server.plane.serverAddr}")`), notice);
+    assert.ok(notice.includes(`server_addr: ${server.plane.serverAddr}`), notice);
+  });
+
   it('connects with a good token, and logs the session start with the credential', async () => {
     const session = await connect(server, open.token, (b) => b.metadata('e2e-session'));
     assert.ok(session);
