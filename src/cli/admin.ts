@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { AccountService } from '../domain/accounts/service.js';
 import type { Account, ApiKey, Principal } from '../domain/accounts/types.js';
-import { print, printRows, readAccounts, withAccounts } from './context.js';
+import { CliUsageError, print, printRows, readAccounts, withAccounts } from './context.js';
 
 /** accounts, users, bots and api-keys: create, list, revoke (and the admin flag). */
 export function adminCommands(): Command[] {
@@ -13,7 +13,7 @@ function accountsCommand(): Command {
   accounts
     .command('create')
     .description('create an account')
-    .requiredOption('--name <name>', 'a name for the account')
+    .requiredOption('--name <name>', 'a name for the account', displayName)
     .option('--json', 'print JSON')
     .action(async (options: { name: string; json?: boolean }, command: Command) => {
       const account = await withAccounts(command, (service) => service.createAccount(options.name));
@@ -43,7 +43,7 @@ function principalCommand(kind: 'user' | 'bot'): Command {
   group
     .command('create')
     .description(`create a ${kind}`)
-    .requiredOption('--name <name>', `a name for the ${kind}`)
+    .requiredOption('--name <name>', `a name for the ${kind}`, displayName)
     .option('--account <id>', 'the account (default: the only one, when there is only one)')
     .option('--admin', 'may create credentials owned by others', false)
     .option('--json', 'print JSON')
@@ -125,6 +125,15 @@ function apiKeysCommand(): Command {
       print(`Revoked API key ${id}.`);
     });
   return keys;
+}
+
+/** A name people will read in lists: some visible text, one line, at most 255 characters. */
+function displayName(value: string): string {
+  const name = value.trim();
+  if (name === '' || name.length > 255 || /\p{Cc}/u.test(name)) {
+    throw new CliUsageError('--name must be 1 to 255 characters of one line, not only spaces.');
+  }
+  return name;
 }
 
 async function accountOrOnly(service: AccountService, account: string | undefined): Promise<string> {

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { Command } from 'commander';
 import { adminCommands } from './admin.js';
 import { policyCommand } from './policy.js';
@@ -6,7 +7,8 @@ import { migrateCommand, serveCommand } from './server.js';
 export function buildProgram(): Command {
   const program = new Command()
     .name('burrow')
-    .description('Self-hostable control plane for tunnel credentials and TLS edges.')
+    .description('Self-hostable tunnel service: the control plane for tunnel credentials and TLS edges, and the data plane agents connect to.')
+    .version(packageVersion(), '--version', 'print the version and exit')
     .option('--database-url <url>', 'database to use (default: the DATABASE_URL environment variable, else ./data/burrow.db)');
   program.addCommand(serveCommand());
   program.addCommand(migrateCommand());
@@ -14,6 +16,11 @@ export function buildProgram(): Command {
   program.addCommand(policyCommand());
   oneLineErrors(program);
   return program;
+}
+
+/** package.json's version (one level above src/ and dist/ alike). */
+function packageVersion(): string {
+  return (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 }
 
 /**

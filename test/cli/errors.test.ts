@@ -135,6 +135,12 @@ describe('burrow CLI errors and exit codes', () => {
     oneLineError(await runCli(['users', 'list', '--bogus'], { databaseUrl }), 2, /unknown option '--bogus'.*users list --help/);
     oneLineError(await runCli(['users', 'lisst'], { databaseUrl }), 2, /unknown command 'lisst'/);
     oneLineError(await runCli(['users', 'create'], { databaseUrl }), 2, /required option '--name <name>'/);
+    for (const name of ['', '   ', 'two\nlines', 'x'.repeat(256)]) {
+      oneLineError(await runCli(['accounts', 'create', '--name', name], { databaseUrl }), 2, /^burrow: --name must be 1 to 255 characters of one line/);
+    }
+    const version = await runCli(['--version'], { databaseUrl });
+    assert.equal(version.code, 0);
+    assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
     oneLineError(await runCli(['users', 'list'], { env: { DATABASE_URL: 'mysql://x' } }), 2, /DATABASE_URL/);
   });
 
