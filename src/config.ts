@@ -236,7 +236,7 @@ function tunnelConfig(env: Env): TunnelConfig {
 function name(env: Env, variable: string, fallback: string): string {
   const raw = present(env, variable) ?? fallback;
   const problem = bindHostnameProblem(raw);
-  if (problem) throw new ConfigError(variable, `must be a domain of two labels or more, or an IPv4 address: ${problem}`);
+  if (problem) throw new ConfigError(variable, `must be a domain of two labels or more, or an IPv4 address: ${problem.replace(/\.$/, '')}`);
   return raw.toLowerCase();
 }
 
@@ -244,7 +244,8 @@ function optionalName(env: Env, variable: string): string | undefined {
   const raw = present(env, variable);
   if (raw === undefined) return undefined;
   if (/^[0-9a-fA-F:]+$/.test(raw) && raw.includes(':')) return raw; // an IPv6 address
-  if (/^[A-Za-z0-9.-]+$/.test(raw) && !raw.startsWith('.') && !raw.endsWith('.')) return raw.toLowerCase();
+  // DNS labels of 1 to 63 letters, digits or inner hyphens (it goes on a certificate)
+  if (raw.length <= 253 && raw.split('.').every((label) => /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(label))) return raw.toLowerCase();
   throw new ConfigError(variable, `must be a host name or an IP address, got ${JSON.stringify(raw)}`);
 }
 

@@ -55,6 +55,17 @@ describe('loadConfig', () => {
     assert.equal(tunnels.maxEndpointsPerSession, 0);
   });
 
+  it('ends each message with one full stop', () => {
+    for (const env of [{ EDGE_DOMAIN: 'a..b' }, { EDGE_PUBLIC_HOST: '::1' }, { AGENT_HOSTNAME: 'a..b' }]) {
+      assert.throws(
+        () => loadConfig({}, env),
+        (error: unknown) => error instanceof ConfigError && /[^.]\.$/.test(error.message),
+      );
+    }
+    assert.equal(loadConfig({}, { AGENT_HOSTNAME: 'Agent-1.Example.com' }).tunnels.agentHostname, 'agent-1.example.com');
+    assert.equal(loadConfig({}, { AGENT_HOSTNAME: '::1' }).tunnels.agentHostname, '::1');
+  });
+
   it('refuses a headers timeout longer than the request timeout, naming both', () => {
     assert.throws(() => loadConfig({}, { HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' }), /HEADERS_TIMEOUT_MS.*REQUEST_TIMEOUT_MS/);
     assert.equal(loadConfig({}, { HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '0' }).headersTimeoutMs, 20000);
@@ -81,6 +92,10 @@ describe('loadConfig', () => {
     ['BOOTSTRAP_API_KEY', 'short'],
     ['RATE_LIMIT_PER_MINUTE', 'lots'],
     ['MAX_POLICY_RULES', '0'],
+    ['AGENT_HOSTNAME', 'a..b'],
+    ['AGENT_HOSTNAME', '-agent.example.com'],
+    ['AGENT_HOSTNAME', `${'a'.repeat(64)}.example.com`],
+    ['EDGE_DOMAIN', 'a..b'],
   ]) {
     it(`rejects ${name}=${JSON.stringify(value)} with a message naming ${name}`, () => {
       assert.throws(
