@@ -38,15 +38,21 @@ const fail = (code: ClientHelloErrorCode, reason: string): ClientHelloParse => (
 /**
  * Parses the ClientHello at the start of `buffered`. The handshake message may be split over
  * several TLS records; bytes after the last record are ignored. `incomplete` means more bytes are
- * needed; an error is final. Records and handshake together may take at most `maxBytes`.
+ * needed; an error is final. The ClientHello message (its 4-byte header included) may take at
+ * most `maxBytes`, so the largest one a single record holds passes; the records carrying it, at
+ * most twice that (room for record headers, not for a hello cut into crumbs).
  */
 export function parseClientHello(buffered: Buffer, maxBytes: number = CLIENT_HELLO_MAX_BYTES): ClientHelloParse {
   const fragments: Buffer[] = [];
   let gathered = 0;
   let helloLength = -1; // handshake body length, once its 4-byte header is in
   let offset = 0;
+  // Bytes needed before a parse could get further: the next record's header and, once the hello's
+  // length is known, every byte of it still missing. The caller parses again only then, so a hello
+  // cut into tiny records costs a few parses, not one per record (each walks from the start).
+  const next = () => ({ status: 'incomplete' as const, needed: offset + 5 + (helloLength >= 0 ? helloLength + 4 - gathered : 0) });
   for (;;) {
-    if (offset >= buffered.length) return { status: 'incomplete', needed: offset + 5 };
+    if (offset >= buffered.length) return next();
     // Record header: type, version (3.x), 16-bit length. Judge each byte as soon as it arrives.
     if (buffered[offset] !== RECORD_HANDSHAKE) {
       return offset === 0
@@ -54,12 +60,12 @@ export function parseClientHello(buffered: Buffer, maxBytes: number = CLIENT_HEL
         : fail('malformed', 'a non-handshake record inside the ClientHello');
     }
     if (offset + 1 < buffered.length && buffered[offset + 1] !== 3) return fail('not_tls', 'not a TLS record version');
-    if (offset + 5 > buffered.length) return { status: 'incomplete', needed: offset + 5 };
+    if (offset + 5 > buffered.length) return next();
     const recordLength = buffered.readUInt16BE(offset + 3);
     if (recordLength === 0) return fail('malformed', 'an empty handshake record');
     if (recordLength > MAX_RECORD_PAYLOAD) return fail('malformed', 'a record longer than 16384 bytes');
     const recordEnd = offset + 5 + recordLength;
-    if (recordEnd > maxBytes) return fail('too_large', `ClientHello longer than ${maxBytes} bytes`);
+    if (recordEnd > wireLimit(maxBytes)) return fail('too_large', `ClientHello longer than ${maxBytes} bytes`);
     const available = Math.min(recordEnd, buffered.length);
     fragments.push(buffered.subarray(offset + 5, available));
     gathered += available - (offset + 5);
@@ -68,8 +74,7 @@ export function parseClientHello(buffered: Buffer, maxBytes: number = CLIENT_HEL
       const head = fragments.length === 1 ? fragments[0]! : Buffer.concat(fragments);
       if (head[0] !== HANDSHAKE_CLIENT_HELLO) return fail('malformed', 'the first handshake message is not a ClientHello');
       helloLength = head.readUIntBE(1, 3);
-      // The records carrying the hello need at least 5 header bytes more than the hello itself.
-      if (helloLength + 4 + 5 > maxBytes) return fail('too_large', `ClientHello longer than ${maxBytes} bytes`);
+      if (helloLength + 4 > maxBytes) return fail('too_large', `ClientHello longer than ${maxBytes} bytes`);
     } else if (helloLength < 0 && gathered > 0 && fragments[0]![0] !== HANDSHAKE_CLIENT_HELLO) {
       return fail('malformed', 'the first handshake message is not a ClientHello');
     }
@@ -79,9 +84,18 @@ export function parseClientHello(buffered: Buffer, maxBytes: number = CLIENT_HEL
       const parsed = parseHelloBody(message);
       return parsed.status === 'done' ? { ...parsed, length: recordEnd } : parsed;
     }
-    if (available < recordEnd) return { status: 'incomplete', needed: recordEnd };
+    if (available < recordEnd) {
+      // the rest of this record, and after it a record header and whatever the hello still lacks
+      const lacking = helloLength >= 0 ? helloLength + 4 - (gathered + recordEnd - available) : 0;
+      return { status: 'incomplete', needed: recordEnd + (lacking > 0 ? 5 + lacking : 0) };
+    }
     offset = recordEnd;
   }
+}
+
+/** What the records carrying a hello of at most `maxBytes` may take on the wire. */
+export function wireLimit(maxBytes: number): number {
+  return 2 * maxBytes;
 }
 
 class Reader {
@@ -234,7 +248,7 @@ export function readClientHello(socket: Socket, options: ReadClientHelloOptions 
       const parsed = parseClientHello(buffered, maxBytes);
       if (parsed.status === 'done') finish({ ...parsed, buffered });
       else if (parsed.status === 'error') finish({ ...parsed, buffered });
-      else if (parsed.needed > maxBytes) finish({ status: 'error', code: 'too_large', reason: `ClientHello longer than ${maxBytes} bytes`, buffered });
+      else if (parsed.needed > wireLimit(maxBytes)) finish({ status: 'error', code: 'too_large', reason: `ClientHello longer than ${maxBytes} bytes`, buffered });
       else needed = parsed.needed;
     };
     const onEnd = () => finish({ status: 'error', code: 'closed', reason: 'connection closed before the ClientHello was complete', buffered: collected() });

@@ -139,6 +139,43 @@ describe('parseClientHello', () => {
     assert.equal(parseClientHello(header).status, 'error');
   });
 
+  it('a hello cut into tiny records arriving one by one is parsed a few times, not once per record', () => {
+    const wire = reframe(handmade([sniExtension('crumbs.example'), [21, Buffer.alloc(4000)]]), 2);
+    let parses = 0;
+    let needed = 1;
+    let last: ReturnType<typeof parseClientHello> | undefined;
+    // what readClientHello does: parse again only once `needed` bytes are in
+    for (let end = 1; end <= wire.length; end++) {
+      if (end < needed) continue;
+      last = parseClientHello(wire.subarray(0, end));
+      parses++;
+      if (last.status !== 'incomplete') break;
+      needed = last.needed;
+    }
+    assert.equal(last?.status === 'done' && last.sni, 'crumbs.example');
+    assert.ok(parses < 60, `${parses} parses for ${Math.ceil(wire.length / 7)} records`);
+  });
+
+  it('counts the ClientHello message itself: the largest one record holds passes, one byte more does not', () => {
+    const sized = (messageBytes: number) => {
+      const base = handmade([sniExtension('max.example'), [21, Buffer.alloc(0)]]).length - 5;
+      return handmade([sniExtension('max.example'), [21, Buffer.alloc(messageBytes - base)]]);
+    };
+    const largest = sized(16_384); // one record of the largest payload TLS allows
+    assert.equal(largest.length, 5 + 16_384);
+    const parsed = parseClientHello(largest);
+    assert.equal(parsed.status === 'done' && parsed.sni, 'max.example');
+    // the same in three records: the record headers do not count against the hello
+    assert.equal(parseClientHello(reframe(largest, 6000)).status, 'done');
+    const over = reframe(sized(16_385), 16_000);
+    assert.equal(parseClientHello(over).status === 'error' && (parseClientHello(over) as { code: string }).code, 'too_large');
+    // a hello cut into crumbs: its records may take at most twice the limit
+    const crumbs = reframe(handmade([sniExtension("crumbs.example"), [21, Buffer.alloc(12_000)]]), 2);
+    assert.ok(crumbs.length > 2 * 16_384);
+    const cut = parseClientHello(crumbs);
+    assert.equal(cut.status === 'error' && cut.code, 'too_large');
+  });
+
   it('validates the server_name', () => {
     const sni = (...names: Array<string | Buffer>) => parseClientHello(handmade([sniExtension(...names)]));
     assert.deepEqual(sni('Foo.Example.COM'), { status: 'done', sni: 'foo.example.com', alpn: [], length: handmade([sniExtension('Foo.Example.COM')]).length });
