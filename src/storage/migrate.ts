@@ -8,15 +8,35 @@ import { allMigrations } from './migrations/index.js';
  */
 export async function migrateToLatest(store: Store): Promise<string[]> {
   if (store.dialect === 'postgres' && store.schema) await createSchema(store, store.schema);
-  const result: MigrationResultSet = await (await migratorFor(store)).migrateToLatest();
-  if (result.error) throw result.error;
+  const result: MigrationResultSet = await throughCatalogRaces(async () => {
+    const attempt = await (await migratorFor(store)).migrateToLatest();
+    if (attempt.error) throw attempt.error;
+    return attempt;
+  });
   return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
 /** The migrations not applied yet, in order. Only reads: creates no schema, table or file. */
 export async function pendingMigrations(store: Store): Promise<string[]> {
-  const migrations = await (await migratorFor(store)).getMigrations();
+  const migrations = await throughCatalogRaces(async () => (await migratorFor(store)).getMigrations());
   return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+/**
+ * Kysely's migrator asks whether its table exists by listing every table of every schema
+ * (pg_get_serial_sequence on each): a schema that another client drops meanwhile fails that
+ * listing with 3F000 "schema … does not exist", though it is not ours. Asked again, it is gone.
+ * (Two instances or test files on one database, one cleaning up its schema, met it.)
+ */
+async function throughCatalogRaces<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if ((error as { code?: string }).code !== '3F000' || attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+    }
+  }
 }
 
 async function migratorFor(store: Store): Promise<Migrator> {
