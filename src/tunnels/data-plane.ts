@@ -106,7 +106,8 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   options.metrics?.gaugeDataPlane({
     sessions: () => sessions.size,
     tunnelsByProto: () => {
-      const counts = new Map<string, number>();
+      // every proto always has its series: one that reads 0 rather than one that vanishes
+      const counts = new Map<string, number>([['http', 0], ['https', 0], ['tcp', 0], ['tls', 0], ['labeled', 0]]);
       for (const live of sessions.all()) for (const tunnel of live.tunnels.values()) counts.set(tunnel.proto || 'labeled', (counts.get(tunnel.proto || 'labeled') ?? 0) + 1);
       return counts;
     },

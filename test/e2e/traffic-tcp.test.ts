@@ -158,6 +158,8 @@ describe('TCP endpoints', () => {
     assert.match(metrics, /burrow_public_bytes_total\{proto="tcp",direction="in"\} [1-9]\d*/);
     assert.match(metrics, /burrow_agent_sessions [1-9]/);
     assert.match(metrics, /burrow_tunnels\{proto="tcp"\} [1-9]/);
+    // the protos no tunnel uses read 0 rather than vanish
+    for (const proto of ['tls', 'labeled']) assert.match(metrics, new RegExp(`burrow_tunnels\\{proto="${proto}"\\} 0\\n`));
     assert.doesNotMatch(metrics, /127\.0\.0\.1|tn_|ep_|conn_/);
   });
 });
