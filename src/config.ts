@@ -53,6 +53,8 @@ export interface TunnelConfig {
   readonly maxSessionsPerAccount: number;
   readonly maxEndpointsPerSession: number;
   readonly region: string;
+  /** Edge listeners asked for while AGENT_PORT=0 turns the data plane off: said at start, not opened. */
+  readonly ignoredWithoutDataPlane: readonly string[];
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -206,7 +208,7 @@ function tunnelConfig(env: Env): TunnelConfig {
   const host = text(env, 'HOST', '127.0.0.1');
   const edgeHttpPort = integer(env, 'EDGE_HTTP_PORT', 8081, 0, 65535);
   const edgeTlsPort = integer(env, 'EDGE_TLS_PORT', 8443, 0, 65535);
-  const config: TunnelConfig = {
+  let config: TunnelConfig = {
     agentPort: integer(env, 'AGENT_PORT', 4443, 0, 65535),
     agentHost: host,
     agentTlsCert: present(env, 'AGENT_TLS_CERT'),
@@ -226,10 +228,22 @@ function tunnelConfig(env: Env): TunnelConfig {
     maxSessionsPerAccount: integer(env, 'MAX_SESSIONS_PER_ACCOUNT', 100, 0, 1_000_000),
     maxEndpointsPerSession: integer(env, 'MAX_ENDPOINTS_PER_SESSION', 100, 0, 10_000),
     region: regionName(env),
+    ignoredWithoutDataPlane: [],
   };
+  if (config.agentPort === 0) config = { ...config, ignoredWithoutDataPlane: edgeListenersAsked(env) };
   pair(config.agentTlsCert, config.agentTlsKey, 'AGENT_TLS_CERT', 'AGENT_TLS_KEY');
   pair(config.edgeTlsCert, config.edgeTlsKey, 'EDGE_TLS_CERT', 'EDGE_TLS_KEY');
   return Object.freeze(config);
+}
+
+/** The edge listeners the environment asks for (a port other than 0, any TCP range). */
+function edgeListenersAsked(env: Env): string[] {
+  const asked = ['EDGE_HTTP_PORT', 'EDGE_TLS_PORT'].filter((name) => {
+    const value = present(env, name);
+    return value !== undefined && value !== '0';
+  });
+  if (present(env, 'EDGE_TCP_PORTS') !== undefined) asked.push('EDGE_TCP_PORTS');
+  return asked;
 }
 
 /** A domain of two labels or more, or an IPv4 address (SPEC 5.3's host), stored lower-case. */

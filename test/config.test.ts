@@ -66,6 +66,14 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({}, { AGENT_HOSTNAME: '::1' }).tunnels.agentHostname, '::1');
   });
 
+  it('lists the edge listeners asked for while AGENT_PORT=0 turns the data plane off (serve warns of them)', () => {
+    const off = (extra: Record<string, string>) => loadConfig({}, { AGENT_PORT: '0', ...extra }).tunnels.ignoredWithoutDataPlane;
+    assert.deepEqual(off({ EDGE_HTTP_PORT: '8081', EDGE_TLS_PORT: '0', EDGE_TCP_PORTS: '20000-20010' }), ['EDGE_HTTP_PORT', 'EDGE_TCP_PORTS']);
+    assert.deepEqual(off({ EDGE_HTTP_PORT: '0', EDGE_TLS_PORT: '0', EDGE_TCP_PORTS: '' }), [], 'the README\'s API-only setting');
+    assert.deepEqual(off({}), [], 'defaults are not asked for');
+    assert.deepEqual(loadConfig({}, { EDGE_HTTP_PORT: '8081' }).tunnels.ignoredWithoutDataPlane, [], 'with the data plane on, nothing is ignored');
+  });
+
   it('refuses a headers timeout longer than the request timeout, naming both', () => {
     assert.throws(() => loadConfig({}, { HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' }), /HEADERS_TIMEOUT_MS.*REQUEST_TIMEOUT_MS/);
     assert.equal(loadConfig({}, { HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '0' }).headersTimeoutMs, 20000);

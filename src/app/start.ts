@@ -86,6 +86,8 @@ export async function start(config: Config, logger: Logger = createLogger(config
   const metrics = new Metrics();
   try {
     await keeper.start({ previousRunCrashed: identity.inherited });
+    const ignored = config.tunnels.ignoredWithoutDataPlane;
+    if (ignored.length > 0) logger.warn({ ignored }, `AGENT_PORT=0 turns the data plane off: ${ignored.join(', ')} opened nothing`);
     if (config.tunnels.agentPort > 0) {
       dataPlane = await createDataPlane({
         config: config.tunnels,
