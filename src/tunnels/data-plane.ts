@@ -113,7 +113,8 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     },
   });
   // the names its certificate carries: localhost, or the AGENT_HOSTNAME agents are told to dial
-  const agentAddress = `${config.agentHostname ?? 'localhost'}:${config.agentPort === 0 ? '<AGENT_PORT>' : config.agentPort}`;
+  const agentHost = config.agentHostname ?? 'localhost';
+  const agentAddress = `${agentHost.includes(':') ? `[${agentHost}]` : agentHost}:${config.agentPort === 0 ? '<AGENT_PORT>' : config.agentPort}`;
   const caNotice = material.createdCa && material.caPath ? await noticeFor(material.caPath, agentAddress) : undefined;
   return {
     listeners: [agentListener, ...publicListeners],

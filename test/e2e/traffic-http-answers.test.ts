@@ -186,12 +186,12 @@ test('an answer ended by the local server closing, or saying Connection: close, 
 
 test('answers whose head or body arrive in pieces reach the client whole, on one kept-alive connection', { timeout: 30_000 }, async () => {
   await onOneConnection(async (agent) => {
-      const splitHead = await request(agent, RAW_HOST, 'GET', '/split-head');
-      assert.deepEqual([splitHead.status, splitHead.body], [200, 'body\r\n\r\nxx']);
-      const splitBody = await request(agent, RAW_HOST, 'GET', '/split-body');
-      assert.deepEqual([splitBody.status, splitBody.body, splitBody.reused], [200, 'first second', true]);
-      const next = await request(agent, RAW_HOST, 'GET', '/next');
-      assert.deepEqual([next.status, next.body, next.reused], [200, '/next', true]);
+    const splitHead = await request(agent, RAW_HOST, 'GET', '/split-head');
+    assert.deepEqual([splitHead.status, splitHead.body], [200, 'body\r\n\r\nxx']);
+    const splitBody = await request(agent, RAW_HOST, 'GET', '/split-body');
+    assert.deepEqual([splitBody.status, splitBody.body, splitBody.reused], [200, 'first second', true]);
+    const next = await request(agent, RAW_HOST, 'GET', '/next');
+    assert.deepEqual([next.status, next.body, next.reused], [200, '/next', true]);
   });
 });
 
