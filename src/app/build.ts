@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import { Authenticator } from '../domain/auth.js';
 import { CredentialService } from '../domain/credentials/service.js';
-import { TunnelGroupService } from '../domain/backends/service.js';
+import { TunnelGroupBackendService } from '../domain/tunnel-group-backends/service.js';
 import { TlsEdgeService } from '../domain/edges/service.js';
 import type { RateLimiter } from '../domain/rate-limit.js';
 import { buildHttpApp, type HttpApp } from '../http/app.js';
@@ -13,7 +13,7 @@ import { SqlAccountRepository } from '../storage/repositories/accounts.js';
 import { SqlApiKeyLookup } from '../storage/repositories/api-key-lookup.js';
 import { SqlCredentialRepository } from '../storage/repositories/credentials.js';
 import { SqlTlsEdgeRepository } from '../storage/repositories/tls-edges.js';
-import { SqlTunnelGroupRepository } from '../storage/repositories/tunnel-groups.js';
+import { SqlTunnelGroupBackendRepository } from '../storage/repositories/tunnel-group-backends.js';
 import { createRateLimiter } from './rate-limit.js';
 import { LiveObjectService, type SessionControl } from '../domain/tunnels/live-objects.js';
 import { SqlLiveObjectReader } from '../storage/repositories/live-objects.js';
@@ -47,8 +47,8 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
       return principal !== undefined && principal.accountId === accountId && principal.revokedAt === null;
     },
   });
-  const groupRepository = new SqlTunnelGroupRepository(store);
-  const groups = new TunnelGroupService(groupRepository);
+  const groupRepository = new SqlTunnelGroupBackendRepository(store);
+  const groups = new TunnelGroupBackendService(groupRepository);
   const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups);
   const live = new LiveObjectService(new SqlLiveObjectReader(store), deps.sessionControl ?? queuedControl(new SqlTunnelRepository(store)), groupRepository);
 

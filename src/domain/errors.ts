@@ -167,7 +167,7 @@ export const errors = {
    * DELETE of a tunnel group that an edge's backend module names. No code of the reference API
    * fits (SPEC §3: leave it out); 409 because the request is fine and the state is not.
    */
-  tunnelGroupInUse: (id: string, edgeIds: readonly string[]) =>
+  tunnelGroupBackendInUse: (id: string, edgeIds: readonly string[]) =>
     new ApiError(
       409,
       undefined,

@@ -3,15 +3,15 @@ import swagger from '@fastify/swagger';
 import type { Config } from '../config.js';
 import type { Authenticator } from '../domain/auth.js';
 import type { CredentialService } from '../domain/credentials/service.js';
-import type { TunnelGroupService } from '../domain/backends/service.js';
+import type { TunnelGroupBackendService } from '../domain/tunnel-group-backends/service.js';
 import type { TlsEdgeService } from '../domain/edges/service.js';
 import { newBareId } from '../domain/ids.js';
 import type { RateLimiter } from '../domain/rate-limit.js';
 import type { LiveObjectService } from '../domain/tunnels/live-objects.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { tunnelGroupRoutes } from './backends/routes.js';
-import { TunnelGroupResponse } from './backends/schemas.js';
+import { tunnelGroupBackendRoutes } from './tunnel-group-backends/routes.js';
+import { TunnelGroupBackendResponse } from './tunnel-group-backends/schemas.js';
 import { ErrorBody } from './common/schemas.js';
 import { credentialRoutes } from './credentials/routes.js';
 import { CredentialResponse } from './credentials/schemas.js';
@@ -48,7 +48,7 @@ export interface HttpDeps {
   edges: TlsEdgeService;
   /** Agent sessions, tunnels and endpoints, and the session commands. */
   live: LiveObjectService;
-  groups: TunnelGroupService;
+  groups: TunnelGroupBackendService;
   /** Closed with the app. */
   rateLimiter: RateLimiter;
   metrics: Metrics;
@@ -134,7 +134,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   app.addSchema(CredentialResponse);
   app.addSchema(TrafficPolicyModuleResponse);
   app.addSchema(BackendModuleResponse);
-  app.addSchema(TunnelGroupResponse);
+  app.addSchema(TunnelGroupBackendResponse);
   app.addSchema(TlsEdgeResponse);
   app.addSchema(TunnelSessionResponse);
   app.addSchema(TunnelResponse);
@@ -160,6 +160,6 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await app.register(tunnelRoutes, { live, publicUrl: config.publicUrl });
   await app.register(endpointRoutes, { live, publicUrl: config.publicUrl });
   await app.register(backendModuleRoutes, { edges, publicUrl: config.publicUrl });
-  await app.register(tunnelGroupRoutes, { groups, publicUrl: config.publicUrl });
+  await app.register(tunnelGroupBackendRoutes, { groups, publicUrl: config.publicUrl });
   return app;
 }

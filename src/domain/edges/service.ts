@@ -27,8 +27,8 @@ export interface TlsEdgeInput {
   trafficPolicy?: TrafficPolicyInput | undefined;
 }
 
-/** Which tunnel groups exist (the backends service): a backend module must name one of the account. */
-export interface TunnelGroupDirectory {
+/** Which tunnel groups exist (TunnelGroupBackendService): a backend module must name one of the account. */
+export interface TunnelGroupBackendDirectory {
   exists(accountId: string, id: string): Promise<boolean>;
 }
 
@@ -37,7 +37,7 @@ export class TlsEdgeService {
   constructor(
     private readonly repository: TlsEdgeRepository,
     private readonly maxPolicyRules: number,
-    private readonly groups: TunnelGroupDirectory,
+    private readonly groups: TunnelGroupBackendDirectory,
   ) {}
 
   async create(caller: Principal, input: TlsEdgeInput): Promise<TlsEdge> {

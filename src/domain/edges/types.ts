@@ -1,4 +1,4 @@
-import type { Labels } from '../backends/types.js';
+import type { Labels } from '../tunnel-group-backends/types.js';
 import type { Page, PageOf } from '../paging.js';
 
 /** The traffic policy module of a TLS edge: `value` is kept byte for byte as it was sent. */

@@ -2,8 +2,8 @@ import type { Principal } from '../accounts/types.js';
 import { errors } from '../errors.js';
 import { isIdOf } from '../ids.js';
 import type { PageOf } from '../paging.js';
-import { labelsMatch } from '../backends/labels.js';
-import type { Labels } from '../backends/types.js';
+import { labelsMatch } from '../tunnel-group-backends/labels.js';
+import type { Labels } from '../tunnel-group-backends/types.js';
 import type { ListedEndpoint, ListedTunnel, LiveObjectReader, SessionCommand, TunnelSession } from './types.js';
 
 /** Delivers a command to whichever instance holds the session (app/ wires it). */

@@ -1,5 +1,5 @@
 import type { BackendModule, TlsEdge, TrafficPolicyModule } from '../../domain/edges/types.js';
-import { tunnelGroupUri } from '../backends/present.js';
+import { tunnelGroupBackendUri } from '../tunnel-group-backends/present.js';
 
 /** The wire shape of SPEC §7.1: modules burrow does not serve are always null. */
 export function presentEdge(edge: TlsEdge, base: string) {
@@ -24,5 +24,5 @@ export function presentModule(module: TrafficPolicyModule) {
 }
 
 export function presentBackend(module: BackendModule, base: string) {
-  return { enabled: module.enabled, backend: { id: module.backendId, uri: tunnelGroupUri(base, module.backendId) } };
+  return { enabled: module.enabled, backend: { id: module.backendId, uri: tunnelGroupBackendUri(base, module.backendId) } };
 }

@@ -1,7 +1,7 @@
 import type { EdgeRoute, EdgeRouteReader } from '../../domain/edges/types.js';
 import { param } from '../prepared.js';
 import type { Store } from '../types.js';
-import { parseLabels } from './tunnel-groups.js';
+import { parseLabels } from './tunnel-group-backends.js';
 
 /** What can be the host of a hostport (SPEC §5.3 `domain | ipv4`), lower-cased: nothing LIKE treats specially. */
 const HOST = /^[a-z0-9.-]{1,253}$/;

@@ -16,7 +16,7 @@ const requestLabels = labels(
   '1 to 10 labels; keys and values 1-63 of [A-Za-z0-9_.-]. The group holds the live labeled tunnels whose labels include all of them.',
 );
 
-export const CreateTunnelGroupBody = Type.Object(
+export const CreateTunnelGroupBackendBody = Type.Object(
   {
     description: Type.Optional(Nullable(description)),
     metadata: Type.Optional(Nullable(metadata)),
@@ -25,7 +25,7 @@ export const CreateTunnelGroupBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const UpdateTunnelGroupBody = Type.Object(
+export const UpdateTunnelGroupBackendBody = Type.Object(
   {
     id: Type.Optional(Nullable(Type.String({ description: 'Must equal the id in the path when given.' }))),
     description: Type.Optional(Nullable(description)),
@@ -39,7 +39,7 @@ export const UpdateTunnelGroupBody = Type.Object(
 export const ResourceRef = Type.Object({ id: Type.String(), uri: Type.String() });
 
 /** AGENT-PROTOCOL.md §9's shape; empty description and metadata are left out, as for credentials. */
-export const TunnelGroupResponse = Type.Object(
+export const TunnelGroupBackendResponse = Type.Object(
   {
     id: Type.String(),
     uri: Type.String(),
@@ -52,6 +52,6 @@ export const TunnelGroupResponse = Type.Object(
   { $id: 'TunnelGroupBackend' },
 );
 
-export const TunnelGroupRef = Type.Unsafe<Static<typeof TunnelGroupResponse>>(Type.Ref('TunnelGroupBackend'));
+export const TunnelGroupBackendRef = Type.Unsafe<Static<typeof TunnelGroupBackendResponse>>(Type.Ref('TunnelGroupBackend'));
 
-export const TunnelGroupListResponse = ListPage('backends', TunnelGroupRef);
+export const TunnelGroupBackendListResponse = ListPage('backends', TunnelGroupBackendRef);

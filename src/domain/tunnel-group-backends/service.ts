@@ -4,23 +4,23 @@ import { isIdOf, newId } from '../ids.js';
 import type { PageOf } from '../paging.js';
 import { checkDescription, checkMetadata } from '../text-limits.js';
 import { checkGroupLabels, labelsMatch } from './labels.js';
-import type { TunnelGroup, TunnelGroupChanges, TunnelGroupRepository, TunnelGroupView } from './types.js';
+import type { TunnelGroupBackend, TunnelGroupBackendChanges, TunnelGroupBackendRepository, TunnelGroupBackendView } from './types.js';
 
-export interface TunnelGroupInput {
+export interface TunnelGroupBackendInput {
   description?: string | undefined;
   metadata?: string | undefined;
   labels?: Readonly<Record<string, string>> | undefined;
 }
 
 /** `/backends/tunnel_group` (TUNNELS.md §4), free of HTTP and SQL. */
-export class TunnelGroupService {
-  constructor(private readonly repository: TunnelGroupRepository) {}
+export class TunnelGroupBackendService {
+  constructor(private readonly repository: TunnelGroupBackendRepository) {}
 
-  async create(caller: Principal, input: TunnelGroupInput): Promise<TunnelGroupView> {
+  async create(caller: Principal, input: TunnelGroupBackendInput): Promise<TunnelGroupBackendView> {
     const checked = check(input);
     if (checked.labels === undefined) throw errors.invalidField('labels', 'is required: give 1 to 10 labels, such as {"env":"prod"}');
     const { id, createdAt } = newId('bkdtg');
-    const group: TunnelGroup = {
+    const group: TunnelGroupBackend = {
       id,
       accountId: caller.accountId,
       description: checked.description ?? '',
@@ -32,7 +32,7 @@ export class TunnelGroupService {
     return (await this.withTunnels(caller.accountId, [group]))[0]!;
   }
 
-  async get(caller: Principal, id: string): Promise<TunnelGroupView> {
+  async get(caller: Principal, id: string): Promise<TunnelGroupBackendView> {
     return (await this.withTunnels(caller.accountId, [await this.find(caller.accountId, id)]))[0]!;
   }
 
@@ -41,14 +41,14 @@ export class TunnelGroupService {
     return isIdOf(id, 'bkdtg') && (await this.repository.get(accountId, id)) !== undefined;
   }
 
-  async list(caller: Principal, beforeId: string | undefined, limit: number): Promise<PageOf<TunnelGroupView>> {
+  async list(caller: Principal, beforeId: string | undefined, limit: number): Promise<PageOf<TunnelGroupBackendView>> {
     if (beforeId !== undefined && !isIdOf(beforeId, 'bkdtg')) throw errors.invalidBeforeId(beforeId, 'tunnel group backend');
     const page = await this.repository.listPage(caller.accountId, { beforeId, limit });
     return { items: await this.withTunnels(caller.accountId, page.items), hasMore: page.hasMore };
   }
 
   /** Every field is checked before the group is looked up: a bad body wins over an unknown id. */
-  async update(caller: Principal, id: string, input: TunnelGroupInput): Promise<TunnelGroupView> {
+  async update(caller: Principal, id: string, input: TunnelGroupBackendInput): Promise<TunnelGroupBackendView> {
     const changes = check(input);
     const updated = isIdOf(id, 'bkdtg') ? await this.repository.update(caller.accountId, id, changes) : undefined;
     if (!updated) throw errors.notFound();
@@ -62,17 +62,17 @@ export class TunnelGroupService {
   async delete(caller: Principal, id: string): Promise<void> {
     const result = isIdOf(id, 'bkdtg') ? await this.repository.delete(caller.accountId, id) : ({ outcome: 'absent' } as const);
     if (result.outcome === 'absent') throw errors.notFound();
-    if (result.outcome === 'in-use') throw errors.tunnelGroupInUse(id, result.edgeIds);
+    if (result.outcome === 'in-use') throw errors.tunnelGroupBackendInUse(id, result.edgeIds);
   }
 
-  private async find(accountId: string, id: string): Promise<TunnelGroup> {
+  private async find(accountId: string, id: string): Promise<TunnelGroupBackend> {
     const group = isIdOf(id, 'bkdtg') ? await this.repository.get(accountId, id) : undefined;
     if (!group) throw errors.notFound();
     return group;
   }
 
   /** The account's labeled tunnels are read once for the whole page. */
-  private async withTunnels(accountId: string, groups: readonly TunnelGroup[]): Promise<TunnelGroupView[]> {
+  private async withTunnels(accountId: string, groups: readonly TunnelGroupBackend[]): Promise<TunnelGroupBackendView[]> {
     if (groups.length === 0) return [];
     const tunnels = await this.repository.labeledTunnels(accountId);
     return groups.map((group) => ({
@@ -82,8 +82,8 @@ export class TunnelGroupService {
   }
 }
 
-function check(input: TunnelGroupInput): TunnelGroupChanges {
-  const changes: TunnelGroupChanges = {};
+function check(input: TunnelGroupBackendInput): TunnelGroupBackendChanges {
+  const changes: TunnelGroupBackendChanges = {};
   if (input.description !== undefined) changes.description = checkDescription(input.description);
   if (input.metadata !== undefined) changes.metadata = checkMetadata(input.metadata);
   if (input.labels !== undefined) changes.labels = checkGroupLabels(input.labels);

@@ -1,15 +1,15 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { TunnelGroupService } from '../../domain/backends/service.js';
+import type { TunnelGroupBackendService } from '../../domain/tunnel-group-backends/service.js';
 import { errors } from '../../domain/errors.js';
 import { deleteRoute, getRoute, listRoute } from '../common/resource-routes.js';
 import { IdParams, bodyErrors, commonErrors, errorResponse, security } from '../common/schemas.js';
 import { baseUrl } from '../pipeline/base-url.js';
-import { presentTunnelGroup } from './present.js';
-import { CreateTunnelGroupBody, TunnelGroupListResponse, TunnelGroupRef, UpdateTunnelGroupBody } from './schemas.js';
+import { presentTunnelGroupBackend } from './present.js';
+import { CreateTunnelGroupBackendBody, TunnelGroupBackendListResponse, TunnelGroupBackendRef, UpdateTunnelGroupBackendBody } from './schemas.js';
 
-export interface TunnelGroupRouteDeps {
-  groups: TunnelGroupService;
+export interface TunnelGroupBackendRouteDeps {
+  groups: TunnelGroupBackendService;
   publicUrl: string | undefined;
 }
 
@@ -17,7 +17,7 @@ const tags = ['Tunnel Group Backends'];
 const collection = '/backends/tunnel_group';
 const item = '/backends/tunnel_group/:id';
 
-export async function tunnelGroupRoutes(fastify: FastifyInstance, deps: TunnelGroupRouteDeps): Promise<void> {
+export async function tunnelGroupBackendRoutes(fastify: FastifyInstance, deps: TunnelGroupBackendRouteDeps): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { groups, publicUrl } = deps;
 
@@ -29,8 +29,8 @@ export async function tunnelGroupRoutes(fastify: FastifyInstance, deps: TunnelGr
         summary: 'Create a tunnel group backend: the live labeled tunnels carrying all of its labels.',
         tags,
         security,
-        body: CreateTunnelGroupBody,
-        response: { 201: TunnelGroupRef, ...commonErrors, ...bodyErrors },
+        body: CreateTunnelGroupBackendBody,
+        response: { 201: TunnelGroupBackendRef, ...commonErrors, ...bodyErrors },
       },
     },
     async (request, reply) => {
@@ -40,7 +40,7 @@ export async function tunnelGroupRoutes(fastify: FastifyInstance, deps: TunnelGr
         metadata: body.metadata ?? undefined,
         labels: body.labels ?? undefined,
       });
-      const shaped = presentTunnelGroup(group, baseUrl(request, publicUrl));
+      const shaped = presentTunnelGroupBackend(group, baseUrl(request, publicUrl));
       return reply.code(201).header('Location', shaped.uri).send(shaped);
     },
   );
@@ -50,9 +50,9 @@ export async function tunnelGroupRoutes(fastify: FastifyInstance, deps: TunnelGr
     operationId: 'getTunnelGroupBackend',
     summary: 'Get a tunnel group backend with the tunnels it matches now.',
     tags,
-    response: TunnelGroupRef,
+    response: TunnelGroupBackendRef,
     get: (caller, id) => groups.get(caller, id),
-    present: presentTunnelGroup,
+    present: presentTunnelGroupBackend,
     publicUrl,
   });
 
@@ -62,9 +62,9 @@ export async function tunnelGroupRoutes(fastify: FastifyInstance, deps: TunnelGr
     operationId: 'listTunnelGroupBackends',
     summary: 'List the tunnel group backends of the account, newest first.',
     tags,
-    response: TunnelGroupListResponse,
+    response: TunnelGroupBackendListResponse,
     list: (caller, beforeId, limit) => groups.list(caller, beforeId, limit),
-    present: presentTunnelGroup,
+    present: presentTunnelGroupBackend,
     publicUrl,
   });
 
@@ -77,8 +77,8 @@ export async function tunnelGroupRoutes(fastify: FastifyInstance, deps: TunnelGr
         tags,
         security,
         params: IdParams,
-        body: UpdateTunnelGroupBody,
-        response: { 200: TunnelGroupRef, ...commonErrors, ...bodyErrors },
+        body: UpdateTunnelGroupBackendBody,
+        response: { 200: TunnelGroupBackendRef, ...commonErrors, ...bodyErrors },
       },
     },
     async (request) => {
@@ -90,7 +90,7 @@ export async function tunnelGroupRoutes(fastify: FastifyInstance, deps: TunnelGr
         metadata: body.metadata ?? undefined,
         labels: body.labels ?? undefined,
       });
-      return presentTunnelGroup(group, baseUrl(request, publicUrl));
+      return presentTunnelGroupBackend(group, baseUrl(request, publicUrl));
     },
   );
 

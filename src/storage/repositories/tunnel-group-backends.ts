@@ -1,11 +1,11 @@
 import type {
   LabeledTunnel,
   Labels,
-  TunnelGroup,
-  TunnelGroupChanges,
-  TunnelGroupDeletion,
-  TunnelGroupRepository,
-} from '../../domain/backends/types.js';
+  TunnelGroupBackend,
+  TunnelGroupBackendChanges,
+  TunnelGroupBackendDeletion,
+  TunnelGroupBackendRepository,
+} from '../../domain/tunnel-group-backends/types.js';
 import type { Page, PageOf } from '../../domain/paging.js';
 import { isForeignKeyViolation } from '../errors.js';
 import { param } from '../prepared.js';
@@ -22,7 +22,7 @@ type Row = Pick<TunnelGroupBackendsTable, (typeof COLUMNS)[number]>;
  * backend module names is not deleted: the DELETE's own condition says so, and the foreign key
  * of tls_edges.backend_id covers a module written at the same moment.
  */
-export class SqlTunnelGroupRepository implements TunnelGroupRepository {
+export class SqlTunnelGroupBackendRepository implements TunnelGroupBackendRepository {
   private readonly statements;
 
   constructor(store: Store) {
@@ -75,7 +75,7 @@ export class SqlTunnelGroupRepository implements TunnelGroupRepository {
     };
   }
 
-  async insert(group: TunnelGroup): Promise<void> {
+  async insert(group: TunnelGroupBackend): Promise<void> {
     await this.statements.insert.run({
       id: group.id,
       account: group.accountId,
@@ -86,16 +86,16 @@ export class SqlTunnelGroupRepository implements TunnelGroupRepository {
     });
   }
 
-  async get(accountId: string, id: string): Promise<TunnelGroup | undefined> {
+  async get(accountId: string, id: string): Promise<TunnelGroupBackend | undefined> {
     const row = await this.statements.get.first({ account: accountId, id });
     return row && toGroup(row, accountId);
   }
 
-  async listPage(accountId: string, page: Page): Promise<PageOf<TunnelGroup>> {
+  async listPage(accountId: string, page: Page): Promise<PageOf<TunnelGroupBackend>> {
     return this.statements.list.fetch({ account: accountId }, page, (row) => toGroup(row, accountId));
   }
 
-  async update(accountId: string, id: string, changes: TunnelGroupChanges): Promise<TunnelGroup | undefined> {
+  async update(accountId: string, id: string, changes: TunnelGroupBackendChanges): Promise<TunnelGroupBackend | undefined> {
     const { description, metadata, labels } = changes;
     if (description === undefined && metadata === undefined && labels === undefined) return this.get(accountId, id);
     const row = await this.statements.update.first({
@@ -108,7 +108,7 @@ export class SqlTunnelGroupRepository implements TunnelGroupRepository {
     return row && toGroup(row, accountId);
   }
 
-  async delete(accountId: string, id: string): Promise<TunnelGroupDeletion> {
+  async delete(accountId: string, id: string): Promise<TunnelGroupBackendDeletion> {
     try {
       if ((await this.statements.delete.run({ account: accountId, id })) > 0) return { outcome: 'deleted' };
     } catch (error) {
@@ -137,7 +137,7 @@ export function parseLabels(text: string): Labels {
   return JSON.parse(text) as Labels;
 }
 
-function toGroup(row: Row, accountId: string): TunnelGroup {
+function toGroup(row: Row, accountId: string): TunnelGroupBackend {
   return {
     id: row.id,
     accountId,
