@@ -15,7 +15,8 @@ import { SqlCredentialRepository } from '../storage/repositories/credentials.js'
 import { SqlTlsEdgeRepository } from '../storage/repositories/tls-edges.js';
 import { SqlTunnelGroupBackendRepository } from '../storage/repositories/tunnel-group-backends.js';
 import { createRateLimiter } from './rate-limit.js';
-import { LiveObjectService, type SessionControl } from '../domain/tunnels/live-objects.js';
+import { LiveObjectService } from '../domain/live-objects/service.js';
+import type { SessionControl } from '../domain/live-objects/types.js';
 import { SqlLiveObjectReader } from '../storage/repositories/live-objects.js';
 import { SqlTunnelRepository } from '../storage/repositories/tunnels.js';
 

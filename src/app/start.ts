@@ -8,7 +8,7 @@ import { migrateToLatest } from '../storage/migrate.js';
 import { SqlAccountRepository } from '../storage/repositories/accounts.js';
 import { buildApp } from './build.js';
 import { newId } from '../domain/ids.js';
-import type { SessionControl } from '../domain/tunnels/live-objects.js';
+import type { SessionControl } from '../domain/live-objects/types.js';
 import { SqlTunnelRepository } from '../storage/repositories/tunnels.js';
 import { SqlEdgeRouteReader } from '../storage/repositories/edge-routes.js';
 import { createDataPlane, type DataPlane } from '../tunnels/data-plane.js';

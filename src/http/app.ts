@@ -7,7 +7,7 @@ import type { TunnelGroupBackendService } from '../domain/tunnel-group-backends/
 import type { TlsEdgeService } from '../domain/edges/service.js';
 import { newBareId } from '../domain/ids.js';
 import type { RateLimiter } from '../domain/rate-limit.js';
-import type { LiveObjectService } from '../domain/tunnels/live-objects.js';
+import type { LiveObjectService } from '../domain/live-objects/service.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { tunnelGroupBackendRoutes } from './tunnel-group-backends/routes.js';

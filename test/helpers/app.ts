@@ -5,7 +5,7 @@ import { AccountService } from '../../src/domain/accounts/service.js';
 import type { Principal } from '../../src/domain/accounts/types.js';
 import { buildApp } from '../../src/app/build.js';
 import type { RateLimiter } from '../../src/domain/rate-limit.js';
-import type { SessionControl } from '../../src/domain/tunnels/live-objects.js';
+import type { SessionControl } from '../../src/domain/live-objects/types.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { openStore, type Store } from '../../src/storage/db.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';

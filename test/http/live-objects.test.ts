@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { buildApp } from '../../src/app/build.js';
 import { newId } from '../../src/domain/ids.js';
-import type { SessionControl } from '../../src/domain/tunnels/live-objects.js';
+import type { SessionControl } from '../../src/domain/live-objects/types.js';
 import type { Endpoint, SessionCommand, Tunnel, TunnelSession } from '../../src/domain/tunnels/types.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { SqlTunnelRepository } from '../../src/storage/repositories/tunnels.js';

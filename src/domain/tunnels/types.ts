@@ -1,4 +1,3 @@
-import type { Page, PageOf } from '../paging.js';
 import type { BindProto } from './binds.js';
 
 /** An agent session (TUNNELS.md §2), as stored so that every instance's API can list it. */
@@ -56,32 +55,6 @@ export interface Endpoint {
 }
 
 export type SessionCommand = 'stop' | 'restart' | 'update';
-
-/** A tunnel as the API shows it: with the region of its session. */
-export interface ListedTunnel extends Tunnel {
-  readonly region: string;
-}
-
-/**
- * An endpoint as the API shows it: with the region of its session and the tunnel that serves
- * it (the oldest one of a pool), whose metadata and forwarding address the endpoint shows too.
- */
-export interface ListedEndpoint extends Endpoint {
-  readonly region: string;
-  readonly tunnelId: string | null;
-  readonly metadata: string;
-  readonly forwardsTo: string;
-}
-
-/** What the REST API reads; the data plane writes through `LiveObjectStore`. */
-export interface LiveObjectReader {
-  getSession(accountId: string, id: string): Promise<TunnelSession | undefined>;
-  listSessions(accountId: string, page: Page): Promise<PageOf<TunnelSession>>;
-  getTunnel(accountId: string, id: string): Promise<ListedTunnel | undefined>;
-  listTunnels(accountId: string, page: Page): Promise<PageOf<ListedTunnel>>;
-  getEndpoint(accountId: string, id: string): Promise<ListedEndpoint | undefined>;
-  listEndpoints(accountId: string, page: Page): Promise<PageOf<ListedEndpoint>>;
-}
 
 /** The data plane's bookkeeping across instances (TUNNELS.md §7). */
 export interface DataPlaneRepository {

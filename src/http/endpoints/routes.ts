@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { ListedEndpoint } from '../../domain/tunnels/types.js';
+import type { ListedEndpoint } from '../../domain/live-objects/types.js';
 import { getRoute, listRoute } from '../common/resource-routes.js';
 import { ref, wireTime } from '../common/refs.js';
 import type { LiveObjectRouteDeps } from '../tunnel-sessions/routes.js';

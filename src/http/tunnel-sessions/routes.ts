@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errors } from '../../domain/errors.js';
-import type { LiveObjectService } from '../../domain/tunnels/live-objects.js';
+import type { LiveObjectService } from '../../domain/live-objects/service.js';
 import type { SessionCommand, TunnelSession } from '../../domain/tunnels/types.js';
 import { getRoute, listRoute } from '../common/resource-routes.js';
 import { ref, wireTime } from '../common/refs.js';

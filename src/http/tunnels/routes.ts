@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { TunnelView } from '../../domain/tunnels/live-objects.js';
+import type { TunnelView } from '../../domain/live-objects/types.js';
 import { getRoute, listRoute } from '../common/resource-routes.js';
 import { ref, wireTime } from '../common/refs.js';
 import type { LiveObjectRouteDeps } from '../tunnel-sessions/routes.js';

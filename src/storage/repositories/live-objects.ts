@@ -1,7 +1,8 @@
 import type { ExpressionBuilder } from 'kysely';
 import type { Page, PageOf } from '../../domain/paging.js';
 import type { BindProto } from '../../domain/tunnels/binds.js';
-import type { ListedEndpoint, ListedTunnel, LiveObjectReader, TunnelSession } from '../../domain/tunnels/types.js';
+import type { ListedEndpoint, ListedTunnel, LiveObjectReader } from '../../domain/live-objects/types.js';
+import type { TunnelSession } from '../../domain/tunnels/types.js';
 import { param } from '../prepared.js';
 import type { EndpointsTable, SchemaTables, TunnelSessionsTable, TunnelsTable } from '../schema.js';
 import type { Store } from '../types.js';

@@ -3,28 +3,13 @@ import { errors } from '../errors.js';
 import { isIdOf } from '../ids.js';
 import type { PageOf } from '../paging.js';
 import { labelsMatch } from '../tunnel-group-backends/labels.js';
-import type { Labels } from '../tunnel-group-backends/types.js';
-import type { ListedEndpoint, ListedTunnel, LiveObjectReader, SessionCommand, TunnelSession } from './types.js';
-
-/** Delivers a command to whichever instance holds the session (app/ wires it). */
-export interface SessionControl {
-  send(session: TunnelSession, command: SessionCommand): Promise<void>;
-}
+import type { SessionCommand, TunnelSession } from '../tunnels/types.js';
+import type { GroupSelectors, ListedEndpoint, ListedTunnel, LiveObjectReader, SessionControl, TunnelView } from './types.js';
 
 /**
  * The REST side of the data plane (TUNNELS.md §2–§3): read-only listings of sessions, tunnels and
  * endpoints, and the three session commands. Another account's objects are not found.
  */
-/** The tunnel groups of an account, as selectors (TUNNELS.md §4: a group matches by labels). */
-export interface GroupSelectors {
-  selectors(accountId: string): Promise<readonly { id: string; labels: Labels }[]>;
-}
-
-/** A tunnel as listed: with the tunnel groups a labeled tunnel serves. */
-export interface TunnelView extends ListedTunnel {
-  readonly backendIds: readonly string[];
-}
-
 export class LiveObjectService {
   constructor(
     private readonly reader: LiveObjectReader,
