@@ -11,6 +11,16 @@ export function ref(id: string, uri: string): { id: string; uri: string } {
   return { id, uri };
 }
 
+/** Where an object of each resource lives: its own `uri`, and the `uri` of a reference to it. */
+export const uris = {
+  credential: (base: string, id: string) => `${base}/credentials/${id}`,
+  tlsEdge: (base: string, id: string) => `${base}/edges/tls/${id}`,
+  tunnelGroupBackend: (base: string, id: string) => `${base}/backends/tunnel_group/${id}`,
+  tunnelSession: (base: string, id: string) => `${base}/tunnel_sessions/${id}`,
+  tunnel: (base: string, id: string) => `${base}/tunnels/${id}`,
+  endpoint: (base: string, id: string) => `${base}/endpoints/${id}`,
+};
+
 /**
  * SPEC §1 timestamps (UTC, whole seconds) from a stored ISO 8601 time: the data plane records
  * its times with milliseconds.

@@ -5,6 +5,7 @@ import type { CredentialService } from '../../domain/credentials/service.js';
 import { errors } from '../../domain/errors.js';
 import { baseUrl } from '../pipeline/base-url.js';
 import { deleteRoute, getRoute, listRoute } from '../common/resource-routes.js';
+import { uris } from '../common/refs.js';
 import { IdParams, bodyErrors, commonErrors, errorResponse, security } from '../common/schemas.js';
 import { CreateCredentialBody, CredentialListResponse, CredentialRef, UpdateCredentialBody } from './schemas.js';
 
@@ -112,7 +113,7 @@ export async function credentialRoutes(fastify: FastifyInstance, deps: Credentia
 function present(credential: Credential, base: string, token: string | null = null) {
   return {
     id: credential.id,
-    uri: `${base}/credentials/${credential.id}`,
+    uri: uris.credential(base, credential.id),
     created_at: credential.createdAt,
     description: credential.description === '' ? undefined : credential.description,
     metadata: credential.metadata === '' ? undefined : credential.metadata,

@@ -1,11 +1,11 @@
 import type { BackendModule, TlsEdge, TrafficPolicyModule } from '../../domain/edges/types.js';
-import { tunnelGroupBackendUri } from '../tunnel-group-backends/present.js';
+import { ref, uris } from '../common/refs.js';
 
 /** The wire shape of SPEC §7.1: modules burrow does not serve are always null. */
 export function presentEdge(edge: TlsEdge, base: string) {
   return {
     id: edge.id,
-    uri: `${base}/edges/tls/${edge.id}`,
+    uri: uris.tlsEdge(base, edge.id),
     created_at: edge.createdAt,
     description: edge.description === '' ? undefined : edge.description,
     metadata: edge.metadata === '' ? undefined : edge.metadata,
@@ -24,5 +24,5 @@ export function presentModule(module: TrafficPolicyModule) {
 }
 
 export function presentBackend(module: BackendModule, base: string) {
-  return { enabled: module.enabled, backend: { id: module.backendId, uri: tunnelGroupBackendUri(base, module.backendId) } };
+  return { enabled: module.enabled, backend: ref(module.backendId, uris.tunnelGroupBackend(base, module.backendId)) };
 }

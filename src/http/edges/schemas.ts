@@ -2,8 +2,8 @@ import Type, { type Static } from 'typebox';
 import { HOSTPORTS_MAX } from '../../domain/edges/service.js';
 import { POLICY_MAX_BYTES } from '../../domain/policy/limits.js';
 import { DESCRIPTION_MAX_BYTES, METADATA_MAX_BYTES } from '../../domain/text-limits.js';
+import { Ref } from '../common/refs.js';
 import { ListPage, Nullable, Utf8Text } from '../common/schemas.js';
-import { ResourceRef } from '../tunnel-group-backends/schemas.js';
 
 const description = Utf8Text(DESCRIPTION_MAX_BYTES, 'ERR_NGROK_604', 'What the edge is for.');
 const metadata = Utf8Text(METADATA_MAX_BYTES, 'ERR_NGROK_605', 'Machine-readable data.');
@@ -85,7 +85,7 @@ export const ReplaceBackendBody = Type.Object(
 export const BackendModuleResponse = Type.Object(
   {
     enabled: Type.Boolean(),
-    backend: ResourceRef,
+    backend: Ref,
   },
   { $id: 'EndpointBackend' },
 );

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ListedEndpoint } from '../../domain/live-objects/types.js';
+import type { LiveObjectRouteDeps } from '../common/live-objects.js';
 import { getRoute, listRoute } from '../common/resource-routes.js';
-import { ref, wireTime } from '../common/refs.js';
-import type { LiveObjectRouteDeps } from '../tunnel-sessions/routes.js';
+import { ref, uris, wireTime } from '../common/refs.js';
 import { EndpointListResponse, EndpointRef } from './schemas.js';
 
 const tags = ['Endpoints'];
@@ -48,15 +48,15 @@ function presentEndpoint(endpoint: ListedEndpoint, base: string) {
     port: endpoint.port,
     type: 'ephemeral',
     metadata: endpoint.metadata === '' ? undefined : endpoint.metadata,
-    tunnel: endpoint.tunnelId === null ? undefined : ref(endpoint.tunnelId, `${base}/tunnels/${endpoint.tunnelId}`),
+    tunnel: endpoint.tunnelId === null ? undefined : ref(endpoint.tunnelId, uris.tunnel(base, endpoint.tunnelId)),
     upstream_url: endpoint.forwardsTo === '' ? undefined : endpoint.forwardsTo,
     url: endpoint.url,
     // burrow serves no users or bot users API: like the reference for a user, no uri to give.
     principal: ref(endpoint.principalId, ''),
     traffic_policy: endpoint.trafficPolicy === '' ? undefined : endpoint.trafficPolicy,
     bindings: ['public'],
-    tunnel_session: ref(endpoint.sessionId, `${base}/tunnel_sessions/${endpoint.sessionId}`),
-    uri: `${base}/endpoints/${endpoint.id}`,
+    tunnel_session: ref(endpoint.sessionId, uris.tunnelSession(base, endpoint.sessionId)),
+    uri: uris.endpoint(base, endpoint.id),
     pooling_enabled: endpoint.poolingEnabled,
   };
 }

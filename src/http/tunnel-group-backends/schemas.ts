@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { DESCRIPTION_MAX_BYTES, METADATA_MAX_BYTES } from '../../domain/text-limits.js';
+import { Ref } from '../common/refs.js';
 import { ListPage, Nullable, Utf8Text } from '../common/schemas.js';
 
 const description = Utf8Text(DESCRIPTION_MAX_BYTES, 'ERR_NGROK_604', 'What the tunnel group is for.');
@@ -35,9 +36,6 @@ export const UpdateTunnelGroupBackendBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** `{id, uri}`: a reference to another resource. */
-export const ResourceRef = Type.Object({ id: Type.String(), uri: Type.String() });
-
 /** AGENT-PROTOCOL.md §9's shape; empty description and metadata are left out, as for credentials. */
 export const TunnelGroupBackendResponse = Type.Object(
   {
@@ -47,7 +45,7 @@ export const TunnelGroupBackendResponse = Type.Object(
     description: Type.Optional(Type.String()),
     metadata: Type.Optional(Type.String()),
     labels: labels('The labels, keys sorted.'),
-    tunnels: Type.Array(ResourceRef, { description: 'The live labeled tunnels whose labels include all of the labels, oldest first.' }),
+    tunnels: Type.Array(Ref, { description: 'The live labeled tunnels whose labels include all of the labels, oldest first.' }),
   },
   { $id: 'TunnelGroupBackend' },
 );

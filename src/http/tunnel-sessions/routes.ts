@@ -2,17 +2,12 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errors } from '../../domain/errors.js';
-import type { LiveObjectService } from '../../domain/live-objects/service.js';
 import type { SessionCommand, TunnelSession } from '../../domain/tunnels/types.js';
+import type { LiveObjectRouteDeps } from '../common/live-objects.js';
 import { getRoute, listRoute } from '../common/resource-routes.js';
-import { ref, wireTime } from '../common/refs.js';
+import { ref, uris, wireTime } from '../common/refs.js';
 import { IdParams, bodyErrors, commonErrors, errorResponse, security } from '../common/schemas.js';
 import { SessionCommandBody, TunnelSessionListResponse, TunnelSessionRef } from './schemas.js';
-
-export interface LiveObjectRouteDeps {
-  live: LiveObjectService;
-  publicUrl: string | undefined;
-}
 
 const tags = ['Tunnel Sessions'];
 
@@ -96,9 +91,9 @@ async function bareIdAsNoBody(request: FastifyRequest, _reply: unknown, payload:
 export function presentSession(session: TunnelSession, base: string) {
   return {
     id: session.id,
-    uri: `${base}/tunnel_sessions/${session.id}`,
+    uri: uris.tunnelSession(base, session.id),
     agent_version: session.agentVersion,
-    credential: ref(session.credentialId, `${base}/credentials/${session.credentialId}`),
+    credential: ref(session.credentialId, uris.credential(base, session.credentialId)),
     ip: session.ip,
     metadata: session.metadata === '' ? undefined : session.metadata,
     os: session.os,

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TunnelView } from '../../domain/live-objects/types.js';
+import type { LiveObjectRouteDeps } from '../common/live-objects.js';
 import { getRoute, listRoute } from '../common/resource-routes.js';
-import { ref, wireTime } from '../common/refs.js';
-import type { LiveObjectRouteDeps } from '../tunnel-sessions/routes.js';
+import { ref, uris, wireTime } from '../common/refs.js';
 import { TunnelListResponse, TunnelRef } from './schemas.js';
 
 const tags = ['Tunnels'];
@@ -43,10 +43,10 @@ function presentTunnel(tunnel: TunnelView, base: string) {
     metadata: tunnel.metadata === '' ? undefined : tunnel.metadata,
     proto: tunnel.proto === '' ? undefined : tunnel.proto,
     region: tunnel.region,
-    tunnel_session: ref(tunnel.sessionId, `${base}/tunnel_sessions/${tunnel.sessionId}`),
-    endpoint: tunnel.endpointId === null ? undefined : ref(tunnel.endpointId, `${base}/endpoints/${tunnel.endpointId}`),
+    tunnel_session: ref(tunnel.sessionId, uris.tunnelSession(base, tunnel.sessionId)),
+    endpoint: tunnel.endpointId === null ? undefined : ref(tunnel.endpointId, uris.endpoint(base, tunnel.endpointId)),
     labels: tunnel.labels === null ? undefined : { ...tunnel.labels },
-    backends: tunnel.labels === null ? undefined : tunnel.backendIds.map((id) => ref(id, `${base}/backends/tunnel_group/${id}`)),
+    backends: tunnel.labels === null ? undefined : tunnel.backendIds.map((id) => ref(id, uris.tunnelGroupBackend(base, id))),
     forwards_to: tunnel.forwardsTo,
   };
 }
