@@ -19,7 +19,7 @@ import {
   type PatchTunnelStateRequest,
   type StartTunnelWithLabelRequest,
 } from '../protocol/index.js';
-import type { LiveTunnel, TunnelRegistry } from '../registry.js';
+import type { AgentConnections, LiveTunnel, TunnelRegistry } from '../registry.js';
 import { LiveBinds } from './live-binds.js';
 
 export interface AgentSessionSettings {
@@ -56,7 +56,7 @@ export class LiveSession {
  * The agent sessions of this instance: the protocol handlers (thin: read the request, ask the
  * domain, shape the answer) and the live state the public side routes by.
  */
-export class AgentSessions {
+export class AgentSessions implements AgentConnections {
   private readonly sessions = new Map<string, LiveSession>();
   /** Auths in flight by the session id they ask to resume, each told of an end of that id. */
   private readonly endWatches = new Map<string, Set<EndWatch>>();
@@ -83,6 +83,10 @@ export class AgentSessions {
 
   get(sessionId: string): LiveSession | undefined {
     return this.sessions.get(sessionId);
+  }
+
+  connectionOf(sessionId: string): AgentConnection | undefined {
+    return this.sessions.get(sessionId)?.connection;
   }
 
   all(): IterableIterator<LiveSession> {
