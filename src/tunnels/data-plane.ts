@@ -11,7 +11,7 @@ import { RevocationWatch } from './agents/revocation.js';
 import { SessionCommands } from './agents/session-commands.js';
 import { TunnelRegistry } from './registry.js';
 import { createPublicTraffic, type PublicListener } from './public/index.js';
-import { edgeRouting } from './edges/edge-routing.js';
+import { EdgeRouting } from './edges/edge-routing.js';
 import type { EdgeRouteReader } from '../domain/edges/types.js';
 import { agentTlsMaterial, edgeTlsMaterial } from './tls/material.js';
 import { CertificateRenewal } from './tls/renewal.js';
@@ -97,9 +97,9 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     tlsPort: config.edgeTlsPort,
     edge,
     registry,
-    connectionOf: (sessionId) => sessions.get(sessionId)?.connection,
+    agents: sessions,
     edgeCertificates,
-    resolveEdge: options.edgeRoutes ? edgeRouting(options.edgeRoutes, registry, options.maxPolicyRules, logger, config.edgePublicTlsPort) : undefined,
+    edges: options.edgeRoutes ? new EdgeRouting(options.edgeRoutes, registry, options.maxPolicyRules, logger, config.edgePublicTlsPort) : undefined,
     logger,
     metrics: options.metrics,
   });

@@ -1,5 +1,13 @@
-import type { BindProto } from '../domain/tunnels/binds.js';
+import type { PolicyEndpoint } from '../domain/policy/index.js';
+import { publicUrl, type BindProto } from '../domain/tunnels/binds.js';
 import { NO_POLICY, type ConnectionPolicy } from '../domain/tunnels/connection-policy.js';
+import type { AgentConnection } from './protocol/index.js';
+
+/*
+ * The routing table and the seams of the public path, named so that the path can be followed
+ * from imports: a public connection is routed by `HostRoutes` (or a TLS edge's `EdgeResolver`) to
+ * a `TunnelChoice`, whose tunnel's agent is reached through `AgentConnections`.
+ */
 
 /** What the public side needs to reach one tunnel: its agent connection and how to proxy to it. */
 export interface LiveTunnel {
@@ -16,8 +24,42 @@ export interface LiveTunnel {
   policy: ConnectionPolicy;
 }
 
+/** Tunnels to pick from, round-robin: an endpoint's pool, or an edge's backend. */
+export interface TunnelChoice {
+  pick(): LiveTunnel | undefined;
+  readonly tunnels: readonly LiveTunnel[];
+}
+
+/** The agent connection of a session held here (agents/agent-sessions.ts): how a proxy stream reaches an agent. */
+export interface AgentConnections {
+  connectionOf(sessionId: string): AgentConnection | undefined;
+}
+
+/** Where a TLS edge's hostport sends its connections (TLS passed through), and its policy. */
+export interface EdgeRoute {
+  readonly edgeId: string;
+  readonly backend: TunnelChoice;
+  readonly policy: ConnectionPolicy;
+  readonly endpoint: PolicyEndpoint;
+}
+
+/** The TLS edge whose hostport host is an SNI name (edges/edge-routing.ts), asked by the TLS port. */
+export interface EdgeResolver {
+  resolveEdge(sni: string): Promise<EdgeRoute | undefined>;
+}
+
+/** Which pool serves a public host name on one scheme: how the HTTP proxies and the TLS port route. */
+export interface HostRoutes {
+  /** The name's own endpoint. */
+  exact(host: string): EndpointPool | undefined;
+  /** The most specific wildcard endpoint covering the name. */
+  wildcard(host: string): EndpointPool | undefined;
+  /** The name's own endpoint, else a wildcard one covering it. */
+  poolFor(host: string): EndpointPool | undefined;
+}
+
 /** The tunnels serving one public URL; more than one only when every bind asked for pooling. */
-export class EndpointPool {
+export class EndpointPool implements TunnelChoice {
   readonly tunnels: LiveTunnel[] = [];
   private next = 0;
 
@@ -73,14 +115,14 @@ export class TunnelRegistry {
   }
 
   /**
-   * The most specific live wildcard endpoint covering `host`, `urlOf` making each candidate's URL:
+   * The most specific live wildcard endpoint covering `host`, `urls` making each candidate's URL:
    * for `a.b.example.com`, `*.b.example.com` then `*.example.com` (never `*.com`: a wildcard
    * covers a domain of two labels or more). Asked after the name's own endpoint.
    */
-  wildcardPool(host: string, urlOf: (hostname: string) => string): EndpointPool | undefined {
+  wildcardPool(host: string, urls: { urlOf(hostname: string): string }): EndpointPool | undefined {
     if (this.wildcardPools === 0) return undefined;
     for (let dot = host.indexOf('.'); dot !== -1 && host.indexOf('.', dot + 1) !== -1; dot = host.indexOf('.', dot + 1)) {
-      const pool = this.pools.get(urlOf(`*${host.slice(dot)}`));
+      const pool = this.pools.get(urls.urlOf(`*${host.slice(dot)}`));
       if (pool) return pool;
     }
     return undefined;
@@ -124,6 +166,31 @@ export class TunnelRegistry {
 
   get poolCount(): number {
     return this.pools.size;
+  }
+}
+
+/** The routes of one scheme's endpoints, whose URLs carry `port` (the scheme's default left out). */
+export class SchemeRoutes implements HostRoutes {
+  constructor(
+    private readonly registry: TunnelRegistry,
+    private readonly scheme: 'http' | 'https' | 'tls',
+    private readonly port: number | undefined,
+  ) {}
+
+  urlOf(host: string): string {
+    return publicUrl(this.scheme, host, this.port);
+  }
+
+  exact(host: string): EndpointPool | undefined {
+    return this.registry.pool(this.urlOf(host));
+  }
+
+  wildcard(host: string): EndpointPool | undefined {
+    return this.registry.wildcardPool(host, this);
+  }
+
+  poolFor(host: string): EndpointPool | undefined {
+    return this.exact(host) ?? this.wildcard(host);
   }
 }
 

@@ -55,6 +55,9 @@ export type BindTarget =
   /** `port` undefined: any free port of EDGE_TCP_PORTS. */
   | { readonly kind: 'tcp'; readonly port: number | undefined };
 
+/** A target once claimed: a random TCP bind has its port. */
+export type BoundTarget = { readonly kind: 'hostname'; readonly proto: HostnameProto; readonly hostname: string } | { readonly kind: 'tcp'; readonly port: number };
+
 const GENERATED_NAME_LENGTH = 12;
 
 /**

@@ -1,9 +1,9 @@
 import { isWellFormedAuthtoken, secretKsuid, secretMatchesHash } from '../secrets.js';
 import { isIdOf, newId } from '../ids.js';
 import { isResumeProof, resumeProof } from './tokens.js';
-import { compileBindPolicy, type ConnectionPolicy, type IpRestrictionOption } from './connection-policy.js';
 import { agentErrors } from './agent-errors.js';
-import { claimKey, publicUrl, resolveBindTarget, checkLabels, type BindAsk, type BindTarget, type EdgeSettings } from './binds.js';
+import { takenRefusal } from './bind-plan.js';
+import { claimKey, type EdgeSettings } from './binds.js';
 import type { Endpoint, Tunnel, TunnelSession } from './types.js';
 
 /** A credential as the agent ingress needs it: what it may bind, and how to check its token. */
@@ -70,16 +70,7 @@ export interface Clock {
   now(): Date;
 }
 
-/** Options of a bind that decide who may connect, validated at bind time. */
-export interface BindPolicyOptions {
-  /** A policy document (JSON or YAML) sent with the bind, or undefined. */
-  readonly trafficPolicy: string | undefined;
-  readonly ipRestriction: IpRestrictionOption | null;
-  /** Options set in the bind that burrow does not serve (refused by name). */
-  readonly unservedOptions: readonly string[];
-}
-
-/** The decisions of TUNNELS.md §2–§3, over the repository; the protocol layer stays thin. */
+/** The decisions of TUNNELS.md §2 and the claims of §3, over the repository (a bind's own rules: bind-plan.ts). */
 export class AgentIngress {
   constructor(
     private readonly repository: IngressRepository,
@@ -130,40 +121,15 @@ export class AgentIngress {
     return this.repository.deleteSession(sessionId);
   }
 
-  /**
-   * Resolves and checks a bind's target (ACL, options, policy). Claims and endpoints are made
-   * by `claimTarget` / `openEndpoint`, which need the instance's live view of its pools.
-   */
-  checkBind(ask: BindAsk, credential: AgentCredential, options: BindPolicyOptions): { target: BindTarget; policy: ConnectionPolicy } {
-    const [unserved] = options.unservedOptions;
-    if (unserved !== undefined) throw agentErrors.unservedOption(unserved, ask.proto);
-    const target = resolveBindTarget(ask, credential, this.edge);
-    // Validated exactly as a module of the REST API: an HTTP phase is ERR_NGROK_2230 there too.
-    const policy = compileBindPolicy(options.trafficPolicy, options.ipRestriction, this.limits.maxPolicyRules);
-    return { target, policy };
-  }
-
-  checkLabels(labels: Readonly<Record<string, string>>, credential: AgentCredential): void {
-    checkLabels(labels, credential);
-  }
-
   /** Claims a name or port for the account (320 / 309 when another account holds it). */
   async claim(target: { kind: 'hostname'; hostname: string } | { kind: 'tcp'; port: number }, accountId: string): Promise<void> {
     const key = claimKey(target);
     const holder = await this.repository.claim(key, accountId, this.instanceId, this.clock.now().toISOString());
-    if (holder === accountId) return;
-    if (target.kind === 'hostname') throw agentErrors.domainTaken(target.hostname, accountId);
-    throw agentErrors.addressTaken(`${this.edge.publicHost}:${target.port}`, accountId);
+    if (holder !== accountId) throw takenRefusal(target, accountId, this.edge);
   }
 
   release(target: { kind: 'hostname'; hostname: string } | { kind: 'tcp'; port: number }, accountId: string): Promise<void> {
     return this.repository.release(claimKey(target), accountId, this.instanceId);
-  }
-
-  /** The URL a bound target is served at. */
-  urlOf(target: { kind: 'hostname'; proto: 'http' | 'https' | 'tls'; hostname: string } | { kind: 'tcp'; port: number }): string {
-    if (target.kind === 'tcp') return publicUrl('tcp', this.edge.publicHost, target.port);
-    return publicUrl(target.proto, target.hostname, target.proto === 'http' ? this.edge.httpPort : this.edge.tlsPort);
   }
 }
 

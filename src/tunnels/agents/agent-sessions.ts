@@ -1,11 +1,10 @@
 import type { Socket } from 'node:net';
 import { AgentRefusal, agentErrors } from '../../domain/tunnels/agent-errors.js';
-import { rememberedAsk, type BindAsk, type BindProto, type EdgeSettings } from '../../domain/tunnels/binds.js';
-import { newId } from '../../domain/ids.js';
+import { executeBind } from '../../domain/tunnels/bind-execution.js';
+import { planBind, planLabeled, type BindingSession, type BindRequestFacts, type BindRules } from '../../domain/tunnels/bind-plan.js';
+import type { BoundTarget, EdgeSettings } from '../../domain/tunnels/binds.js';
 import type { AgentCredential, AgentIngress, IngressLimits, IngressRepository } from '../../domain/tunnels/ingress.js';
-import { readRebindToken, rebindToken, type RebindTarget } from '../../domain/tunnels/tokens.js';
 import type { TunnelSession } from '../../domain/tunnels/types.js';
-import { NO_POLICY } from '../../domain/tunnels/connection-policy.js';
 import { planTunnelPatch } from '../../domain/tunnels/tunnel-patch.js';
 import type { Logger } from '../../observability/logger.js';
 import { MuxadoSession } from '../muxado/index.js';
@@ -20,27 +19,8 @@ import {
   type PatchTunnelStateRequest,
   type StartTunnelWithLabelRequest,
 } from '../protocol/index.js';
-import type { LiveTunnel, TunnelRegistry } from '../registry.js';
-import { LiveBinds, type BoundTarget } from './live-binds.js';
-
-/** Options that change who may connect or what they see, which burrow does not serve (TUNNELS.md §3). */
-const UNSERVED_OPTIONS = new Set([
-  'Auth',
-  'BasicAuth',
-  'OAuth',
-  'OIDC',
-  'WebhookVerification',
-  'MutualTLSCA',
-  'MutualTLSAtEdge',
-  'CircuitBreaker',
-  'RequestHeaders',
-  'ResponseHeaders',
-  'UserAgentFilter',
-  'Compression',
-  'WebsocketTCPConverter',
-  'TLSTermination',
-]);
-const PROTOS: ReadonlySet<string> = new Set(['http', 'https', 'tcp', 'tls']);
+import type { AgentConnections, LiveTunnel, TunnelRegistry } from '../registry.js';
+import { LiveBinds } from './live-binds.js';
 
 export interface AgentSessionSettings {
   readonly edge: EdgeSettings;
@@ -76,13 +56,14 @@ export class LiveSession {
  * The agent sessions of this instance: the protocol handlers (thin: read the request, ask the
  * domain, shape the answer) and the live state the public side routes by.
  */
-export class AgentSessions {
+export class AgentSessions implements AgentConnections {
   private readonly sessions = new Map<string, LiveSession>();
   /** Auths in flight by the session id they ask to resume, each told of an end of that id. */
   private readonly endWatches = new Map<string, Set<EndWatch>>();
   /** Ends in progress by session id (an Auth that starts meanwhile waits for it too). */
   private readonly ending = new Map<string, Promise<void>>();
   private readonly binds: LiveBinds;
+  private readonly bindRules: BindRules;
   private shuttingDown = false;
 
   constructor(
@@ -93,6 +74,7 @@ export class AgentSessions {
     private readonly logger: Logger,
   ) {
     this.binds = new LiveBinds(ingress, repository, registry, settings.edge);
+    this.bindRules = { edge: settings.edge, maxEndpointsPerSession: settings.limits.maxEndpointsPerSession, maxPolicyRules: settings.limits.maxPolicyRules };
   }
 
   get size(): number {
@@ -101,6 +83,10 @@ export class AgentSessions {
 
   get(sessionId: string): LiveSession | undefined {
     return this.sessions.get(sessionId);
+  }
+
+  connectionOf(sessionId: string): AgentConnection | undefined {
+    return this.sessions.get(sessionId)?.connection;
   }
 
   all(): IterableIterator<LiveSession> {
@@ -206,134 +192,50 @@ export class AgentSessions {
     }
   }
 
+  /** The bind use case (domain/tunnels/bind-plan.ts, bind-execution.ts) on this session. */
   private async tryBind(live: LiveSession, req: BindRequest): Promise<BindResponse> {
-    if (!PROTOS.has(req.proto)) throw agentErrors.badBindPayload(`Unknown protocol ${JSON.stringify(req.proto.slice(0, 20))}; burrow serves http, https, tcp and tls.`);
-    this.checkEndpointCount(live);
-    const proto = req.proto as BindProto;
-    const options = req.options;
-    const unserved = options.otherOptions.filter((name) => UNSERVED_OPTIONS.has(name) && (name !== 'TLSTermination' || proto === 'tls'));
-    if (req.extra.ipPolicyRef !== '') unserved.push('IPPolicyRef');
-    // Every endpoint here is public: an internal (or other) binding would be served to anyone.
-    if (req.extra.bindings.some((binding) => binding !== '' && binding.toLowerCase() !== 'public')) unserved.push('Bindings');
-    const ask: BindAsk = { proto, hostname: options.hostname, domain: options.domain, subdomain: options.subdomain, addr: options.addr };
-    const credential = await this.currentCredential(live);
-    const check = (asked: BindAsk) =>
-      this.ingress.checkBind(asked, credential, { trafficPolicy: options.trafficPolicy ?? undefined, ipRestriction: options.ipRestriction, unservedOptions: unserved });
-    const previous = this.previousTunnel(live, req);
-    const remembered = previous?.target ? rememberedAsk(ask, previous.target, this.settings.edge.publicHost) : undefined;
-    let claimed: { bound: BoundTarget; policy: ReturnType<typeof check>['policy'] } | undefined;
-    if (remembered) {
-      try {
-        const { target, policy } = check(remembered);
-        const bound = await this.binds.claim(target, live.record.accountId);
-        // served meanwhile by another tunnel of the account: not free either
-        if (this.binds.mayJoin(this.ingress.urlOf(bound), req.extra.poolingEnabled)) claimed = { bound, policy };
-        else await this.binds.release(bound, live.record.accountId);
-      } catch (error) {
-        // no longer permitted or free: a new URL, as for a first bind
-        if (!(error instanceof AgentRefusal)) throw error;
-      }
-    }
-    if (!claimed) {
-      const { target, policy } = check(ask);
-      claimed = { bound: await this.binds.claim(target, live.record.accountId), policy };
-    }
-    const { bound, policy } = claimed;
-    try {
-      const url = this.ingress.urlOf(bound);
-      const id = previous?.id ?? newId('tn').id;
-      const now = new Date().toISOString();
-      const host = bound.kind === 'tcp' ? this.settings.edge.publicHost : bound.hostname;
-      const port = bound.kind === 'tcp' ? bound.port : proto === 'http' ? (this.settings.edge.httpPort ?? 80) : (this.settings.edge.tlsPort ?? 443);
-      // a tls and an https endpoint of one name would share the TLS port's SNI: one at a time
-      const rival = bound.kind === 'hostname' && bound.proto !== 'http' ? this.ingress.urlOf({ ...bound, proto: bound.proto === 'tls' ? 'https' : 'tls' }) : undefined;
-      const pool = await this.binds.joinPool(url, req.extra.poolingEnabled, () => ({
-        id: newId('ep').id,
-        accountId: live.record.accountId,
-        instanceId: live.record.instanceId,
-        url,
-        proto,
-        host,
-        port,
-        sessionId: live.id,
-        principalId: live.credential.ownerId,
-        trafficPolicy: options.trafficPolicy ?? '',
-        poolingEnabled: req.extra.poolingEnabled,
-        createdAt: now,
-        updatedAt: now,
-      }), rival);
-      const tunnel: HeldTunnel = {
-        id,
-        sessionId: live.id,
-        accountId: live.record.accountId,
-        proto,
-        url,
-        labels: null,
-        proxyProto: options.proxyProto,
-        policy,
-        target: bound,
-      };
-      try {
-        await this.repository.insertTunnel({
-          id,
-          accountId: live.record.accountId,
+    const session = await this.bindingSession(live);
+    const plan = planBind(bindFacts(req), session, this.bindRules, this.isServed(req.id), new Date().toISOString());
+    if (plan.refusal) throw plan.refusal;
+    const { placement } = await executeBind(plan, {
+      claims: this.binds,
+      pools: this.binds,
+      insertTunnel: (row) => this.repository.insertTunnel(row),
+      serve: ({ placement, pool }) => {
+        const tunnel: HeldTunnel = {
+          id: plan.tunnelId,
           sessionId: live.id,
-          instanceId: live.record.instanceId,
-          proto,
-          publicUrl: url,
+          accountId: live.record.accountId,
+          proto: plan.proto,
+          url: placement.url,
           labels: null,
-          forwardsTo: req.forwardsTo,
-          metadata: req.extra.metadata,
-          startedAt: now,
-          endpointId: pool.endpointId,
-        });
-      } catch (error) {
-        // this tunnel never joined the pool: only a pool it opened and left empty goes
-        const emptied = this.registry.removeIfEmpty(url);
-        if (emptied) await this.repository.deleteEndpoint(emptied.endpointId);
-        throw error;
-      }
-      pool.tunnels.push(tunnel);
-      live.tunnels.set(id, tunnel);
-      const opts = echoBindOpts(proto, req.opts, bound.kind === 'tcp' ? { addr: `${host}:${bound.port}` } : { hostname: bound.hostname });
-      return { id, url, proto, opts, token: rebindToken(live.credential.tokenHash, id, bound) };
-    } catch (error) {
-      await this.binds.release(bound, live.record.accountId);
-      throw error;
-    }
+          proxyProto: req.options.proxyProto,
+          policy: plan.policy,
+          target: placement.bound,
+        };
+        pool.tunnels.push(tunnel);
+        live.tunnels.set(tunnel.id, tunnel);
+      },
+    });
+    const opts = echoBindOpts(plan.proto, req.opts, placement.boundOpts);
+    return { id: plan.tunnelId, url: placement.url, proto: plan.proto, opts, token: placement.token };
   }
 
   private async startLabeled(live: LiveSession, req: StartTunnelWithLabelRequest): Promise<{ id: string }> {
-    try {
-      this.checkEndpointCount(live);
-      this.ingress.checkLabels(req.labels, await this.currentCredential(live));
-    } catch (error) {
-      if (error instanceof AgentRefusal) {
-        this.logger.info({ event: 'bind', session_id: live.id, proto: 'labeled', result: error.errorCode }, 'bind refused');
-        this.settings.observeBind?.(error.errorCode);
-      }
-      throw error;
+    const plan = planLabeled(req, await this.bindingSession(live), this.bindRules, new Date().toISOString());
+    if (plan.refusal) {
+      this.logger.info({ event: 'bind', session_id: live.id, proto: 'labeled', result: plan.refusal.errorCode }, 'bind refused');
+      this.settings.observeBind?.(plan.refusal.errorCode);
+      throw plan.refusal;
     }
-    const id = newId('tn').id;
-    const tunnel: HeldTunnel = { id, sessionId: live.id, accountId: live.record.accountId, proto: '', url: null, labels: { ...req.labels }, proxyProto: 0, policy: NO_POLICY, target: undefined };
-    await this.repository.insertTunnel({
-      id,
-      accountId: live.record.accountId,
-      sessionId: live.id,
-      instanceId: live.record.instanceId,
-      proto: '',
-      publicUrl: null,
-      labels: tunnel.labels,
-      forwardsTo: req.forwardsTo,
-      metadata: req.metadata,
-      startedAt: new Date().toISOString(),
-      endpointId: null,
-    });
-    live.tunnels.set(id, tunnel);
+    const { row } = plan;
+    await this.repository.insertTunnel(row);
+    const tunnel: HeldTunnel = { id: row.id, sessionId: live.id, accountId: live.record.accountId, proto: '', url: null, labels: row.labels, proxyProto: 0, policy: plan.policy, target: undefined };
+    live.tunnels.set(tunnel.id, tunnel);
     this.registry.addLabeled(tunnel);
-    this.logger.info({ event: 'bind', session_id: live.id, tunnel_id: id, proto: 'labeled', result: 'ok' }, 'labeled tunnel started');
+    this.logger.info({ event: 'bind', session_id: live.id, tunnel_id: tunnel.id, proto: 'labeled', result: 'ok' }, 'labeled tunnel started');
     this.settings.observeBind?.('ok');
-    return { id };
+    return { id: tunnel.id };
   }
 
   /**
@@ -419,30 +321,24 @@ export class AgentSessions {
   }
 
   /**
-   * The session's credential with its ACL as stored now: a bind sees an ACL change at once
-   * (TUNNELS.md §2); revocation.ts applies the change to the tunnels already bound.
+   * The session as a bind sees it, with its credential's ACL as stored now: a bind sees an ACL
+   * change at once (TUNNELS.md §2); revocation.ts applies the change to the tunnels already bound.
    */
-  private async currentCredential(live: LiveSession): Promise<AgentCredential> {
+  private async bindingSession(live: LiveSession): Promise<BindingSession> {
     const stored = await this.repository.findCredential(live.credential.id);
-    if (!stored) throw agentErrors.credentialRevoked(live.credential.id);
-    return { ...live.credential, acl: stored.acl };
+    return {
+      id: live.id,
+      accountId: live.record.accountId,
+      instanceId: live.record.instanceId,
+      principalId: live.credential.ownerId,
+      tokenHash: live.credential.tokenHash,
+      credentialId: live.credential.id,
+      acl: stored?.acl,
+      tunnelCount: live.tunnels.size,
+    };
   }
 
-  private checkEndpointCount(live: LiveSession): void {
-    const max = this.settings.limits.maxEndpointsPerSession;
-    if (max > 0 && live.tunnels.size >= max) throw agentErrors.tooManyEndpoints(max);
-  }
-
-  /** A rebind with its previous id and a matching Token keeps the id, and its target when it names none (TUNNELS.md §2). */
-  private previousTunnel(live: LiveSession, req: BindRequest): { id: string; target: RebindTarget | undefined } | undefined {
-    const previous = req.id;
-    // an id some session here still serves (this one, or another that was shown its Id and Token)
-    // is not taken over: the bind gets a new one, as the id's row and pool place are the other's
-    if (!previous.startsWith('tn_') || this.isServed(previous)) return undefined;
-    const proven = readRebindToken(live.credential.tokenHash, previous, req.extra.token);
-    return proven ? { id: previous, target: proven.target } : undefined;
-  }
-
+  /** An id some session here still serves (this one, or another that was shown its Id and Token) is not taken over by a rebind. */
   private isServed(tunnelId: string): boolean {
     for (const live of this.sessions.values()) if (live.tunnels.has(tunnelId)) return true;
     return false;
@@ -469,6 +365,27 @@ export class AgentSessions {
 /** What an Auth that may resume a session id learns of an end of that id while it runs. */
 interface EndWatch {
   ending?: Promise<void>;
+}
+
+function bindFacts(req: BindRequest): BindRequestFacts {
+  const { options, extra } = req;
+  return {
+    id: req.id,
+    token: extra.token,
+    proto: req.proto,
+    hostname: options.hostname,
+    domain: options.domain,
+    subdomain: options.subdomain,
+    addr: options.addr,
+    trafficPolicy: options.trafficPolicy,
+    ipRestriction: options.ipRestriction,
+    otherOptions: options.otherOptions,
+    ipPolicyRef: extra.ipPolicyRef,
+    bindings: extra.bindings,
+    poolingEnabled: extra.poolingEnabled,
+    forwardsTo: req.forwardsTo,
+    metadata: extra.metadata,
+  };
 }
 
 function required(live: LiveSession | undefined): LiveSession {

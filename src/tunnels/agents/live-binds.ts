@@ -1,11 +1,13 @@
 import { agentErrors, AgentRefusal } from '../../domain/tunnels/agent-errors.js';
-import { inRanges, type BindTarget, type EdgeSettings } from '../../domain/tunnels/binds.js';
+import type { EndpointPools, TargetClaims } from '../../domain/tunnels/bind-execution.js';
+import { poolRefusal, takenRefusal } from '../../domain/tunnels/bind-plan.js';
+import type { BindTarget, BoundTarget, EdgeSettings } from '../../domain/tunnels/binds.js';
 import type { AgentIngress, IngressRepository } from '../../domain/tunnels/ingress.js';
+import type { Endpoint } from '../../domain/tunnels/types.js';
 import { randomBytes } from 'node:crypto';
 import { EndpointPool, type TunnelRegistry } from '../registry.js';
 
 type Claimable = { kind: 'hostname'; hostname: string } | { kind: 'tcp'; port: number };
-export type BoundTarget = { kind: 'hostname'; proto: 'http' | 'https' | 'tls'; hostname: string } | { kind: 'tcp'; port: number };
 
 const RANDOM_PORT_ATTEMPTS = 64;
 
@@ -15,7 +17,7 @@ const RANDOM_PORT_ATTEMPTS = 64;
  * A local count belongs to one account: another account's bind of the same key is refused
  * here (320 / 309), never counted as a use of the holder's claim.
  */
-export class LiveBinds {
+export class LiveBinds implements TargetClaims, EndpointPools<EndpointPool> {
   private readonly claimUses = new Map<string, { accountId: string; uses: number }>();
 
   constructor(
@@ -70,9 +72,7 @@ export class LiveBinds {
   }
 
   private takenError(target: Claimable, accountId: string): AgentRefusal {
-    return target.kind === 'hostname'
-      ? agentErrors.domainTaken(target.hostname, accountId)
-      : agentErrors.addressTaken(`${this.edge.publicHost}:${target.port}`, accountId);
+    return takenRefusal(target, accountId, this.edge);
   }
 
   private async claimRandomPort(accountId: string): Promise<BoundTarget> {
@@ -100,50 +100,39 @@ export class LiveBinds {
    * Joins the URL's pool, or opens one with a new endpoint row. A second bind of one URL needs
    * pooling on both sides (else 334); an endpoint held by another instance is also 334.
    */
-  async joinPool(
+  async join(
     url: string,
     pooling: boolean,
-    makeEndpoint: () => Parameters<IngressRepository['insertEndpoint']>[0],
+    endpoint: Endpoint,
     /** The URL that would take this one's connections (tls and https of one name share the TLS port's SNI). */
-    rival?: string,
+    rival: string | undefined,
   ): Promise<EndpointPool> {
-    const checkRival = () => {
-      if (rival !== undefined && this.registry.pool(rival)) throw agentErrors.sniTaken(url, rival);
-    };
-    checkRival();
+    const refusal = () => poolRefusal(url, pooling, this.registry.pool(url), rival === undefined ? undefined : { url: rival, online: this.registry.pool(rival) !== undefined });
+    const refused = refusal();
+    if (refused) throw refused;
     const existing = this.registry.pool(url);
-    if (existing) {
-      if (!existing.poolingEnabled || !pooling) throw agentErrors.alreadyOnline(url);
-      return existing;
-    }
-    const endpoint = makeEndpoint();
+    if (existing) return existing;
     if (!(await this.repository.insertEndpoint(endpoint))) throw agentErrors.alreadyOnline(url);
     // Another bind of the same URL (or of its rival) may have opened a pool while the insert ran.
-    try {
-      checkRival();
-    } catch (error) {
-      await this.repository.deleteEndpoint(endpoint.id);
-      throw error;
-    }
     const raced = this.registry.pool(url);
-    if (raced) {
-      await this.repository.deleteEndpoint(endpoint.id);
-      if (!raced.poolingEnabled || !pooling) throw agentErrors.alreadyOnline(url);
-      return raced;
-    }
+    const racedRefusal = refusal();
+    if (raced || racedRefusal) await this.repository.deleteEndpoint(endpoint.id);
+    if (racedRefusal) throw racedRefusal;
+    if (raced) return raced;
     const pool = new EndpointPool(url, endpoint.id, pooling);
     this.registry.addPool(pool);
     return pool;
+  }
+
+  async closeIfEmpty(url: string): Promise<void> {
+    const emptied = this.registry.removeIfEmpty(url);
+    if (emptied) await this.repository.deleteEndpoint(emptied.endpointId);
   }
 
   /** Whether a bind of `url` would find it free here: no pool yet, or a pooling one it may join. */
   mayJoin(url: string, pooling: boolean): boolean {
     const existing = this.registry.pool(url);
     return !existing || (existing.poolingEnabled && pooling);
-  }
-
-  isServedPort(port: number): boolean {
-    return inRanges(port, this.edge.tcpPorts);
   }
 }
 

@@ -1,8 +1,7 @@
 import type { EdgeRouteReader } from '../../domain/edges/types.js';
 import { publicUrl } from '../../domain/tunnels/binds.js';
 import type { Logger } from '../../observability/logger.js';
-import type { EdgeRoute } from '../public/index.js';
-import type { LiveTunnel, TunnelRegistry } from '../registry.js';
+import type { EdgeResolver, EdgeRoute, LiveTunnel, TunnelRegistry } from '../registry.js';
 import { EdgeDirectory } from './edge-directory.js';
 
 /**
@@ -10,11 +9,25 @@ import { EdgeDirectory } from './edge-directory.js';
  * backend's live labeled tunnels, round-robin per edge. No backend or no live tunnel: the
  * connection is closed (the TLS port finds no tunnel to open a stream to).
  */
-export function edgeRouting(reader: EdgeRouteReader, registry: TunnelRegistry, maxPolicyRules: number, logger: Logger, tlsPort: number): (sni: string) => Promise<EdgeRoute | undefined> {
-  const directory = new EdgeDirectory(reader, maxPolicyRules, logger);
-  const turns = new Map<string, number>();
-  return async (sni) => {
-    const edge = await directory.resolve(sni);
+export class EdgeRouting implements EdgeResolver {
+  private readonly directory: EdgeDirectory;
+  /** The last pick of each edge's backend. */
+  private readonly turns = new Map<string, number>();
+
+  constructor(
+    reader: EdgeRouteReader,
+    private readonly registry: TunnelRegistry,
+    maxPolicyRules: number,
+    logger: Logger,
+    /** EDGE_TLS_PORT as published: the port of a hostport that names none. */
+    private readonly tlsPort: number,
+  ) {
+    this.directory = new EdgeDirectory(reader, maxPolicyRules, logger);
+  }
+
+  async resolveEdge(sni: string): Promise<EdgeRoute | undefined> {
+    const { registry, tlsPort, turns } = this;
+    const edge = await this.directory.resolve(sni);
     if (!edge) return undefined;
     const tunnels: LiveTunnel[] = edge.labels ? registry.labeledMatching(edge.accountId, edge.labels) : [];
     const host = edge.hostport.slice(0, edge.hostport.lastIndexOf(':'));
@@ -35,5 +48,5 @@ export function edgeRouting(reader: EdgeRouteReader, registry: TunnelRegistry, m
         },
       },
     };
-  };
+  }
 }

@@ -21,5 +21,6 @@ export {
   writeHeader,
 } from './frame.js';
 export { FrameCollector, FrameDecoder, type DecoderOptions, type FrameSink, type ParseResult, parseFrames } from './decode.js';
-export { MuxadoSession, type MuxadoOptions } from './session.js';
+export { MUXADO_DEFAULTS, muxadoConfig, type MuxadoConfig, type MuxadoOptions } from './config.js';
+export { MuxadoSession } from './session.js';
 export { MuxadoStream } from './stream.js';

@@ -4,15 +4,14 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
+import { muxadoConfig, type MuxadoOptions } from './config.js';
 import { FrameDecoder, type FrameSink } from './decode.js';
 import {
-  DEFAULT_WINDOW,
   ErrorCode,
   errorCodeName,
   Flag,
   FrameType,
   HEADER_SIZE,
-  MAX_PAYLOAD,
   MAX_WNDINC,
   MuxadoError,
   STREAM_ID_MASK,
@@ -22,29 +21,6 @@ import {
   writeHeader,
 } from './frame.js';
 import { MuxadoStream, type StreamHost } from './stream.js';
-
-export interface MuxadoOptions {
-  /** server: opens even ids starting at 2; client: odd starting at 3. */
-  side: 'server' | 'client';
-  /** Per stream, each direction. Default 256 KiB (0x40000), what both agent families assume. */
-  windowSize?: number;
-  /** Concurrent peer-opened streams; a SYN past it gets RST AcceptQueueFull and the session stays. Default 256. */
-  maxIncomingStreams?: number;
-  /** Largest incoming DATA payload; bigger → GOAWAY FrameSize and close. Default 2^24 − 1 (the field's maximum): the window bounds DATA anyway. */
-  maxFrameSize?: number;
-  /** Largest DATA payload we send in one frame. Default 64 KiB (bounded by the window anyway). */
-  maxSendFrameSize?: number;
-  /** Skip incoming frames of a type above 3 instead of GOAWAY Protocol + close. Default false. */
-  ignoreUnknownFrameTypes?: boolean;
-  /** After close(), how long queued frames (e.g. a GOAWAY) may take to flush before the transport is destroyed. Default 2000 ms. */
-  closeFlushTimeoutMs?: number;
-  /**
-   * When input makes us write nothing, write a 1-byte WNDINC so the kernel's ACK leaves at once
-   * instead of after the delayed-ACK timer: a peer with Nagle on (ngrok-rust never sets
-   * TCP_NODELAY) holds its next small write until that ACK. Default false. See README.md.
-   */
-  nudgeAcks?: boolean;
-}
 
 /** Payloads up to this size are copied next to their header (one write); bigger ones are written after it (corked, one writev). */
 const COALESCE_PAYLOAD = 512;
@@ -113,15 +89,15 @@ export class MuxadoSession extends EventEmitter {
   constructor(transport: Duplex, options: MuxadoOptions) {
     super();
     this.transport = transport;
-    this.side = options.side;
-    this.windowSize = options.windowSize ?? DEFAULT_WINDOW;
-    if (!(this.windowSize > 0 && this.windowSize <= MAX_WNDINC)) throw new RangeError(`muxado: bad windowSize ${this.windowSize}`);
-    this.maxIncoming = options.maxIncomingStreams ?? 256;
-    this.flushTimeoutMs = options.closeFlushTimeoutMs ?? 2000;
-    this.nudgeAcks = options.nudgeAcks ?? false;
+    const config = muxadoConfig(options);
+    this.side = config.side;
+    this.windowSize = config.windowSize;
+    this.maxIncoming = config.maxIncomingStreams;
+    this.flushTimeoutMs = config.closeFlushTimeoutMs;
+    this.nudgeAcks = config.nudgeAcks;
     this.nextLocalId = this.side === 'server' ? 2 : 3;
     this.remoteParity = this.side === 'server' ? 1 : 0;
-    const maxSendFrame = Math.max(1, Math.min(options.maxSendFrameSize ?? 65536, MAX_PAYLOAD));
+    const maxSendFrame = config.maxSendFrameSize;
 
     const self = this;
     this.host = {
@@ -154,10 +130,7 @@ export class MuxadoSession extends EventEmitter {
       onGoAway: (lastId, code, debug) => this.onGoAway(lastId, code, debug),
       onError: (code, message) => this.protocolError(code, message),
     };
-    this.decoder = new FrameDecoder(sink, {
-      ...(options.maxFrameSize !== undefined ? { maxFrameSize: options.maxFrameSize } : {}),
-      ignoreUnknownTypes: options.ignoreUnknownFrameTypes ?? false,
-    });
+    this.decoder = new FrameDecoder(sink, { maxFrameSize: config.maxFrameSize, ignoreUnknownTypes: config.ignoreUnknownFrameTypes });
 
     this.uncorkFn = () => {
       if (this.holdCork && !this.heldOnce && !this._closed) {

@@ -8,39 +8,24 @@ import { EventEmitter } from 'node:events';
 import { AgentError, AgentErrors } from './errors.js';
 import { sendCommand, sendStopTunnel, type CommandKind, type CommandOptions, type CommandOutcome } from './commands.js';
 import { Heartbeater, echoHeartbeats, type HeartbeatFailure } from './heartbeat.js';
-import {
-  MessageDecodeError,
-  decodeAuth,
-  decodeBind,
-  decodePatchTunnelState,
-  decodeSrvInfo,
-  decodeStartTunnelWithLabel,
-  decodeUnbind,
-  encodeAuthResp,
-  encodeBindResp,
-  encodePatchTunnelStateResp,
-  encodeSrvInfoResp,
-  encodeStartTunnelWithLabelResp,
-  encodeUnbindResp,
-  errorReply,
-  type AuthRequest,
-  type AuthResponse,
-  type BindRequest,
-  type BindResponse,
-  type JsonObject,
-  type PatchTunnelStateRequest,
-  type ProxyHeader,
-  type SrvInfoRequest,
-  type SrvInfoResponse,
-  type StartTunnelWithLabelRequest,
-  type StartTunnelWithLabelResponse,
-  type UnbindRequest,
-  type UpdateCommand,
-} from './messages.js';
+import type { AuthRequest, AuthResponse } from './auth-messages.js';
+import type { BindRequest, BindResponse } from './bind-messages.js';
+import type { UpdateCommand } from './command-messages.js';
+import { MessageDecodeError, type JsonObject } from './json-fields.js';
+import type { ProxyHeader } from './proxy.js';
+import { RPC_REQUESTS, errorReply, type RpcServer } from './rpc-requests.js';
+import type {
+  PatchTunnelStateRequest,
+  SrvInfoRequest,
+  SrvInfoResponse,
+  StartTunnelWithLabelRequest,
+  StartTunnelWithLabelResponse,
+  UnbindRequest,
+} from './tunnel-messages.js';
 import { openProxyStream } from './proxy.js';
 import { MuxErrorCode, type ProtocolStream, type StreamSession } from './stream-session.js';
 import { StreamReadError, StreamReader } from './stream-reader.js';
-import { AGENT_RPC_TYPES, StreamType, streamTypeName } from './stream-types.js';
+import { StreamType, streamTypeName } from './stream-types.js';
 
 /** Protocol versions served, in the server's preference order. */
 export const SUPPORTED_VERSIONS = ['3', '2'] as const;
@@ -299,7 +284,7 @@ export class AgentConnection extends EventEmitter {
       this.closeWith('unauthenticated-stream', MuxErrorCode.Protocol, 'authentication required');
       return;
     }
-    if (!AGENT_RPC_TYPES.has(type)) {
+    if (!RPC_REQUESTS.has(type)) {
       // Proxy/commands are server-opened; anything else is unknown: refuse the stream, keep
       // the session (RS's own muxado refuses a stream it will not serve with StreamRefused).
       this.streamError(s, type, 'refused', `stream type ${streamTypeName(type)} is not accepted from an agent`);
@@ -328,44 +313,15 @@ export class AgentConnection extends EventEmitter {
       return;
     }
 
+    const request = RPC_REQUESTS.get(type)!;
     let answer: JsonObject;
     let authFailed = false;
-    let req: { id?: string; proto?: string; opts?: JsonObject } | undefined;
+    let decoded: object | undefined;
     try {
-      switch (type) {
-        case StreamType.Auth:
-          answer = await this.serveAuth(value);
-          break;
-        case StreamType.Bind: {
-          const r = decodeBind(value);
-          req = { id: r.id, proto: r.proto, opts: r.opts };
-          answer = encodeBindResp(await this.opts.handlers.bind(r, this));
-          break;
-        }
-        case StreamType.Unbind:
-          await this.opts.handlers.unbind(decodeUnbind(value), this);
-          answer = encodeUnbindResp();
-          break;
-        case StreamType.StartTunnelWithLabel:
-          answer = encodeStartTunnelWithLabelResp(
-            await this.opts.handlers.startTunnelWithLabel(decodeStartTunnelWithLabel(value), this),
-          );
-          break;
-        case StreamType.SrvInfo: {
-          const r = decodeSrvInfo(value);
-          const h = this.opts.handlers.srvInfo;
-          answer = encodeSrvInfoResp(h ? await h.call(this.opts.handlers, r, this) : { region: this.opts.region ?? '' });
-          break;
-        }
-        default: {
-          // PatchTunnelState
-          const r = decodePatchTunnelState(value);
-          const h = this.opts.handlers.patchTunnelState;
-          if (!h) throw AgentErrors.unsupportedMessage('PatchTunnelState', this.version ?? '');
-          await h.call(this.opts.handlers, r, this);
-          answer = encodePatchTunnelStateResp();
-        }
-      }
+      // a second Auth is answered before its body is read: the session stays, whatever it holds
+      if (type === StreamType.Auth && this.authState !== 'none') throw SECOND_AUTH;
+      decoded = request.decode(value);
+      answer = request.encode(await request.serve(this.rpcServer, decoded));
     } catch (err) {
       let agentErr: AgentError;
       if (err instanceof AgentError) agentErr = err;
@@ -377,16 +333,31 @@ export class AgentConnection extends EventEmitter {
         agentErr = new AgentError(0, `internal server error while handling ${name}`);
       }
       if (type === StreamType.Auth && err !== SECOND_AUTH) authFailed = true;
-      answer = errorReply(type, agentErr.format(), req);
+      answer = request.errorReply(agentErr.format(), decoded);
     }
     this.reply(s, reader, answer, null);
     if (authFailed) this.failAuthAfterReply(s);
   }
 
-  private async serveAuth(value: unknown): Promise<JsonObject> {
-    if (this.authState !== 'none') throw SECOND_AUTH;
+  /** The table's serving of each request: the caller's handlers, with defaults for the optional ones. */
+  private readonly rpcServer: RpcServer = {
+    authenticate: (req) => this.serveAuth(req),
+    bind: (req) => this.opts.handlers.bind(req, this),
+    unbind: (req) => this.opts.handlers.unbind(req, this),
+    startTunnelWithLabel: (req) => this.opts.handlers.startTunnelWithLabel(req, this),
+    srvInfo: async (req) => {
+      const handler = this.opts.handlers.srvInfo;
+      return handler ? handler.call(this.opts.handlers, req, this) : { region: this.opts.region ?? '' };
+    },
+    patchTunnelState: async (req) => {
+      const handler = this.opts.handlers.patchTunnelState;
+      if (!handler) throw AgentErrors.unsupportedMessage('PatchTunnelState', this.version ?? '');
+      await handler.call(this.opts.handlers, req, this);
+    },
+  };
+
+  private async serveAuth(r: AuthRequest): Promise<{ version: string; response: AuthResponse }> {
     this.authState = 'pending';
-    const r = decodeAuth(value);
     const version = negotiateVersion(r.versions);
     if (version === null) throw AgentErrors.unsupportedVersion(r.versions, SUPPORTED_VERSIONS);
     const resp = await this.opts.handlers.auth(r, { version, connection: this });
@@ -397,7 +368,7 @@ export class AgentConnection extends EventEmitter {
     clearTimeout(this.authTimer);
     this.startHeartbeat();
     this.emit('authenticated', version);
-    return encodeAuthResp(version, resp);
+    return { version, response: resp };
   }
 
   private startHeartbeat(): void {

@@ -9,7 +9,8 @@
  * StopTunnel gets no reply, only FIN. Hence a timeout, and a reset of the stream when the
  * agent leaves it open.
  */
-import { decodeCommandResp, encodeStopTunnel, encodeUpdate, type JsonObject, type StopTunnelCommand, type UpdateCommand } from './messages.js';
+import { decodeCommandResp, encodeStopTunnel, encodeUpdate, type StopTunnelCommand, type UpdateCommand } from './command-messages.js';
+import type { JsonObject } from './json-fields.js';
 import { MuxErrorCode, type ProtocolStream, type StreamSession } from './stream-session.js';
 import { StreamReader, StreamReadError } from './stream-reader.js';
 import { StreamType, encodeStreamType } from './stream-types.js';

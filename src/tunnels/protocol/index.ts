@@ -3,6 +3,7 @@ export * from './stream-session.js';
 export * from './stream-types.js';
 export * from './errors.js';
 export * from './messages.js';
+export * from './rpc-requests.js';
 export * from './json-scanner.js';
 export * from './stream-reader.js';
 export * from './heartbeat.js';

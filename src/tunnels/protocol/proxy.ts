@@ -3,9 +3,47 @@
  * Preamble = `00 00 00 03` (type Proxy) + header length as int64 little-endian + JSON header,
  * then raw bytes both ways.
  */
-import { encodeProxyHeader, type ProxyHeader } from './messages.js';
+import { type JsonObject, bool, requireObject, str } from './json-fields.js';
 import type { ProtocolStream, StreamSession } from './stream-session.js';
 import { StreamType } from './stream-types.js';
+
+/** EdgeType as a string: "1" tcp, "2" tls, "3" https, "" none. */
+export type EdgeTypeString = '' | '1' | '2' | '3';
+export const EdgeType = { None: '', Tcp: '1', Tls: '2', Https: '3' } as const;
+
+export interface ProxyHeader {
+  /** The tunnel id. */
+  id: string;
+  /** `"ip:port"` of the public client. */
+  clientAddr: string;
+  /** `"tcp"`, `"tls"`, `"http"`, `"https"`. */
+  proto: string;
+  edgeType: EdgeTypeString;
+  passthroughTls: boolean;
+}
+
+/** All five fields, always (RS drops the stream when one is missing). */
+export function encodeProxyHeader(h: ProxyHeader): JsonObject {
+  return {
+    Id: h.id,
+    ClientAddr: h.clientAddr,
+    Proto: h.proto,
+    EdgeType: h.edgeType,
+    PassthroughTLS: h.passthroughTls,
+  };
+}
+
+export function decodeProxyHeader(value: unknown): ProxyHeader {
+  const o = requireObject(value, 'ProxyHeader');
+  const et = str(o, 'EdgeType', '');
+  return {
+    id: str(o, 'Id', ''),
+    clientAddr: str(o, 'ClientAddr', ''),
+    proto: str(o, 'Proto', ''),
+    edgeType: et === '1' || et === '2' || et === '3' ? et : '',
+    passthroughTls: bool(o, 'PassthroughTLS', ''),
+  };
+}
 
 /** The bytes that start a proxy stream. */
 export function encodeProxyPreamble(header: ProxyHeader): Buffer {

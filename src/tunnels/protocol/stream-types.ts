@@ -15,16 +15,6 @@ export const StreamType = {
 } as const;
 export type StreamType = (typeof StreamType)[keyof typeof StreamType];
 
-/** Types an agent opens with one JSON request and expects one JSON reply + FIN. */
-export const AGENT_RPC_TYPES: ReadonlySet<number> = new Set<number>([
-  StreamType.Auth,
-  StreamType.Bind,
-  StreamType.Unbind,
-  StreamType.StartTunnelWithLabel,
-  StreamType.SrvInfo,
-  StreamType.PatchTunnelState,
-]);
-
 const NAMES = new Map<number, string>(Object.entries(StreamType).map(([k, v]) => [v, k]));
 
 /** `"Bind"`, or `"unknown(42)"`. */

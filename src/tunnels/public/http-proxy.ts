@@ -5,14 +5,14 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { finished } from 'node:stream';
-import type { EndpointPool } from '../registry.js';
-import type { PublicConnection } from './connections.js';
+import type { EndpointPool, HostRoutes } from '../registry.js';
+import type { ConnectionSink, PublicConnection } from './connections.js';
 import { answerClientError } from './client-errors.js';
 import { KINDS, type OpenedStream, type ProxyOpener } from './opener.js';
 import { plainIp } from './proxy-proto.js';
 import { SOCKET_BUFFER, corkForTurn } from './splice.js';
 import { relayUpgrade } from './upgrade.js';
-import { MAX_PIPELINED, UpstreamChannel } from './upstream.js';
+import { MAX_PIPELINED, UpstreamChannel, type ChannelHooks } from './upstream.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
@@ -26,12 +26,12 @@ const BODILESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE', '
 
 export interface HttpProxyOptions {
   readonly scheme: 'http' | 'https';
-  /** The pool serving a host (lower-case, no port) for this scheme. */
-  readonly route: (host: string) => EndpointPool | undefined;
+  /** The pools serving hosts (lower-case, no port) for this scheme. */
+  readonly routes: HostRoutes;
   readonly opener: ProxyOpener;
   readonly gate: PolicyGate;
-  /** The record of a socket the server was not given by `adopt` (the HTTP port's own sockets). */
-  readonly record: (socket: Socket) => PublicConnection;
+  /** Records the sockets the server was not given by `adopt` (the HTTP port's own). */
+  readonly sink: ConnectionSink;
 }
 
 interface ConnState {
@@ -59,7 +59,7 @@ export class HttpProxy {
     // Node's own switch for this, undocumented but in every version.
     (this.server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     this.server.on('connection', (socket: Socket) => {
-      if (!this.states.has(socket)) this.adopt(socket, options.record(socket));
+      if (!this.states.has(socket)) this.adopt(socket, options.sink.open(options.scheme, socket, this.server));
     });
     this.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
     // Node hands CONNECT over as a bare socket, and would just close it: say why instead.
@@ -97,7 +97,7 @@ export class HttpProxy {
     }
     // an absolute-form target names the host itself (RFC 9112 §3.2.2); Host is then ignored
     const host = hostOf(req.url?.charCodeAt(0) === 47 ? req.headers.host : (targetAuthority(req.url) ?? req.headers.host));
-    const pool = host === undefined ? undefined : this.options.route(host);
+    const pool = host === undefined ? undefined : this.options.routes.poolFor(host);
     if (!pool) {
       offline(res, host ?? '');
       return;
@@ -134,7 +134,7 @@ export class HttpProxy {
    * Nothing back before the FIN or a reset: 502, as on the parsing path.
    */
   private relayLast(state: ConnState, pool: EndpointPool, req: http.IncomingMessage, res: http.ServerResponse, host: string): void {
-    const stream = this.openStream(state, pool);
+    const stream = openStreamTo(this.options, state, pool);
     if (!stream) {
       badGateway(res, host);
       return;
@@ -176,7 +176,7 @@ export class HttpProxy {
     socket.on('error', () => {});
     state.conn.requests++;
     const host = hostOf(req.headers.host);
-    const pool = host === undefined ? undefined : this.options.route(host);
+    const pool = host === undefined ? undefined : this.options.routes.poolFor(host);
     if (!pool) {
       socket.end(rawAnswer(404, 'Not Found', offlineText(host ?? ''), { 'ngrok-error-code': 'ERR_NGROK_3200' }));
       return;
@@ -186,7 +186,7 @@ export class HttpProxy {
       socket.destroy();
       return;
     }
-    const stream = this.openStream(state, pool);
+    const stream = openStreamTo(this.options, state, pool);
     if (!stream) {
       socket.end(rawAnswer(502, 'Bad Gateway', badGatewayText(host!), {}));
       return;
@@ -194,18 +194,6 @@ export class HttpProxy {
     stream.write(requestHead(req, requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true), req.httpVersion));
     if (head.length > 0) stream.write(head);
     relayUpgrade(socket, stream, req.method === 'HEAD');
-  }
-
-  /** A proxy stream to one of the pool's tunnels, recorded on the connection; undefined when none can take it. */
-  private openStream(state: ConnState, pool: EndpointPool): OpenedStream['stream'] | undefined {
-    const opened = this.options.opener.open(pool, KINDS[this.options.scheme], state.conn.socket);
-    if (!opened) {
-      state.conn.outcome ??= 'no_tunnel';
-      return undefined;
-    }
-    state.conn.verdict = 'allowed';
-    state.conn.tunnelId = opened.tunnel.id;
-    return opened.stream;
   }
 
   /**
@@ -223,24 +211,49 @@ export class HttpProxy {
   private channelFor(state: ConnState, pool: EndpointPool): UpstreamChannel {
     let channel = state.channels.get(pool.url);
     if (channel && !channel.destroyed) return channel;
-    channel = new UpstreamChannel({
-      openStream: () => {
-        const stream = this.openStream(state, pool);
-        if (stream) stream.on('error', () => {});
-        return stream;
-      },
-      badGateway,
-      information: forwardInformation,
-      answerHeaders: responseHeaders,
-      // TUNNELS.md §4: an agent that disconnects closes its connections, idle keep-alive ones too
-      // (one in the middle of a request gets its 502 or is cut where it stands, as before).
-      idleStreamFailed: () => {
-        const answer = state.answer;
-        if (answer === undefined || (answer !== 'relayed' && answer.writableFinished)) state.client.destroy();
-      },
-    });
+    channel = new UpstreamChannel(new PoolChannelHooks(this.options, state, pool));
     state.channels.set(pool.url, channel);
     return channel;
+  }
+}
+
+/** A proxy stream to one of the pool's tunnels, recorded on the connection; undefined when none can take it. */
+function openStreamTo(options: HttpProxyOptions, state: ConnState, pool: EndpointPool): OpenedStream['stream'] | undefined {
+  const opened = options.opener.open(pool, KINDS[options.scheme], state.conn.socket);
+  if (!opened) {
+    state.conn.outcome ??= 'no_tunnel';
+    return undefined;
+  }
+  state.conn.verdict = 'allowed';
+  state.conn.tunnelId = opened.tunnel.id;
+  return opened.stream;
+}
+
+/** What the kept-alive requests of one public connection towards one pool do at each turn (upstream.ts). */
+class PoolChannelHooks implements ChannelHooks {
+  readonly badGateway = badGateway;
+  readonly information = forwardInformation;
+  readonly answerHeaders = responseHeaders;
+
+  constructor(
+    private readonly options: HttpProxyOptions,
+    private readonly state: ConnState,
+    private readonly pool: EndpointPool,
+  ) {}
+
+  openStream(): Duplex | undefined {
+    const stream = openStreamTo(this.options, this.state, this.pool);
+    if (stream) stream.on('error', () => {});
+    return stream;
+  }
+
+  /**
+   * TUNNELS.md §4: an agent that disconnects closes its connections, idle keep-alive ones too
+   * (one in the middle of a request gets its 502 or is cut where it stands, as before).
+   */
+  idleStreamFailed(): void {
+    const answer = this.state.answer;
+    if (answer === undefined || (answer !== 'relayed' && answer.writableFinished)) this.state.client.destroy();
   }
 }
 

@@ -4,8 +4,7 @@ import type net from 'node:net';
 import type { Server } from 'node:net';
 import { publicUrl, type EdgeSettings } from '../../domain/tunnels/binds.js';
 import type { Logger } from '../../observability/logger.js';
-import type { AgentConnection } from '../protocol/index.js';
-import type { TunnelRegistry } from '../registry.js';
+import { SchemeRoutes, type AgentConnections, type EdgeResolver, type TunnelRegistry } from '../registry.js';
 import { ConnectionSink, type ConnectionMetrics } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import { HttpProxy } from './http-proxy.js';
@@ -13,9 +12,9 @@ import { KINDS, ProxyOpener } from './opener.js';
 import { noDelayFromSecondWrite, splice } from './splice.js';
 import { PolicyGate, endpointOfPool, type PolicyMetrics } from './policy-gate.js';
 import { TcpEndpoints } from './tcp-endpoints.js';
-import { TlsPort, type EdgeRoute } from './tls-port.js';
+import { TlsPort } from './tls-port.js';
 
-export type { EdgeRoute } from './tls-port.js';
+export type { EdgeRoute } from '../registry.js';
 export { MAX_PROXY_STREAMS_PER_AGENT } from './opener.js';
 
 /** Same shape as app/listeners.ts `Listener` (tunnels/ does not import app/). */
@@ -32,11 +31,11 @@ export interface PublicTrafficOptions {
   readonly tlsPort: number;
   readonly edge: EdgeSettings;
   readonly registry: TunnelRegistry;
-  readonly connectionOf: (sessionId: string) => AgentConnection | undefined;
+  readonly agents: AgentConnections;
   /** The edge certificate (EDGE_TLS_CERT/KEY or issued from the CA); needed with a TLS port. */
   readonly edgeCertificates: EdgeCertificates | undefined;
-  /** TLS edges by their hostport host; none until edges get backends. */
-  readonly resolveEdge?: (sni: string) => Promise<EdgeRoute | undefined>;
+  /** TLS edges by their hostport host; none without edges. */
+  readonly edges?: EdgeResolver;
   readonly logger: Logger;
   readonly metrics?: ConnectionMetrics & PolicyMetrics;
 }
@@ -46,10 +45,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
   const { registry, edge } = options;
   const sink = new ConnectionSink(options.logger, options.metrics);
   const gate = new PolicyGate(edge.region, options.metrics);
-  const opener = new ProxyOpener(options.connectionOf);
-  const httpUrl = (host: string) => publicUrl('http', host, edge.httpPort);
-  const httpsUrl = (host: string) => publicUrl('https', host, edge.tlsPort);
-  const tlsUrl = (host: string) => publicUrl('tls', host, edge.tlsPort);
+  const opener = new ProxyOpener(options.agents);
   const sockets = new Set<net.Socket>();
   const track = (socket: net.Socket) => {
     sockets.add(socket);
@@ -89,12 +85,12 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
   ];
 
   if (options.httpPort > 0) {
-    const proxy: HttpProxy = new HttpProxy({
+    const proxy = new HttpProxy({
       scheme: 'http',
-      route: (host) => registry.pool(httpUrl(host)) ?? registry.wildcardPool(host, httpUrl),
+      routes: new SchemeRoutes(registry, 'http', edge.httpPort),
       opener,
       gate,
-      record: (socket) => sink.open('http', socket, proxy.server),
+      sink,
     });
     proxy.server.on('connection', track);
     listeners.push(serverListener('edge-http', proxy.server, options.host, options.httpPort, 'http', sockets, () => proxy.server.closeIdleConnections()));
@@ -102,19 +98,17 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
 
   if (options.tlsPort > 0) {
     if (!options.edgeCertificates) throw new Error('the TLS port needs the edge certificate');
+    const httpsRoutes = new SchemeRoutes(registry, 'https', edge.tlsPort);
     const https = new HttpProxy({
       scheme: 'https',
-      route: (host) => registry.pool(httpsUrl(host)) ?? registry.wildcardPool(host, httpsUrl),
+      routes: httpsRoutes,
       opener,
       gate,
-      record: (socket) => sink.open('https', socket),
+      sink,
     });
     const port = new TlsPort({
-      route: (proto, host, wildcard) => {
-        const urlOf = proto === 'tls' ? tlsUrl : httpsUrl;
-        return wildcard ? registry.wildcardPool(host, urlOf) : registry.pool(urlOf(host));
-      },
-      resolveEdge: options.resolveEdge ?? (async () => undefined),
+      routes: { tls: new SchemeRoutes(registry, 'tls', edge.tlsPort), https: httpsRoutes },
+      edges: options.edges,
       opener,
       gate,
       sink,

@@ -1,17 +1,13 @@
 // Opening the proxy stream that carries one public connection to an agent (AGENT-PROTOCOL.md §6).
-import type { AgentConnection, ProtocolStream } from '../protocol/index.js';
+import type { ProtocolStream } from '../protocol/index.js';
 import type { EdgeTypeString } from '../protocol/messages.js';
-import type { LiveTunnel } from '../registry.js';
+import type { AgentConnections, LiveTunnel, TunnelChoice } from '../registry.js';
 import { formatAddress, proxyProtocolHeader, type Address } from './proxy-proto.js';
 
 /** At most this many proxy streams open to one agent session; beyond, new connections are refused. */
 export const MAX_PROXY_STREAMS_PER_AGENT = 500;
 
-/** Tunnels to pick from, round-robin: an endpoint's pool, or an edge's backend. */
-export interface TunnelChoice {
-  pick(): LiveTunnel | undefined;
-  readonly tunnels: readonly LiveTunnel[];
-}
+export type { TunnelChoice } from '../registry.js';
 
 /** What the header says about the connection, beside the tunnel id. */
 export interface StreamKind {
@@ -37,8 +33,7 @@ export interface OpenedStream {
 
 export class ProxyOpener {
   constructor(
-    /** The live agent connection of a session held here. */
-    private readonly connectionOf: (sessionId: string) => AgentConnection | undefined,
+    private readonly agents: AgentConnections,
     private readonly maxStreams = MAX_PROXY_STREAMS_PER_AGENT,
   ) {}
 
@@ -53,7 +48,7 @@ export class ProxyOpener {
     for (let i = 0; i < tries; i++) {
       const tunnel = choice.pick();
       if (!tunnel) return undefined;
-      const connection = this.connectionOf(tunnel.sessionId);
+      const connection = this.agents.connectionOf(tunnel.sessionId);
       if (!connection || connection.closed || !connection.authenticated || connection.proxyStreamsOpen >= this.maxStreams) continue;
       let stream: ProtocolStream;
       try {

@@ -3,32 +3,24 @@
 // hostport goes to its backend; anything else gets unrecognized_name.
 import net from 'node:net';
 import tls from 'node:tls';
-import type { EndpointPool } from '../registry.js';
+import type { EdgeResolver, EdgeRoute, HostRoutes, TunnelChoice } from '../registry.js';
 import { readClientHello, unrecognizedNameAlert } from '../tls/client-hello.js';
 import type { ConnectionSink, PublicConnection } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import type { HttpProxy } from './http-proxy.js';
-import { KINDS, type ProxyOpener, type TunnelChoice } from './opener.js';
+import { KINDS, type ProxyOpener } from './opener.js';
 import { noDelayFromSecondWrite, SOCKET_BUFFER, splice } from './splice.js';
-import type { PolicyEndpoint } from '../../domain/policy/index.js';
-import type { ConnectionPolicy } from '../../domain/tunnels/connection-policy.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
-/** Where a TLS edge's hostport sends its connections (TLS passed through), and its policy. */
-export interface EdgeRoute {
-  readonly edgeId: string;
-  readonly backend: TunnelChoice;
-  readonly policy: ConnectionPolicy;
-  readonly endpoint: PolicyEndpoint;
-}
+export type { EdgeRoute } from '../registry.js';
 
 export interface TlsPortOptions {
-  /** The pool of a `tls://` or `https://` endpoint named by an SNI host, or (`wildcard`) of one covering it. */
-  readonly route: (proto: 'tls' | 'https', host: string, wildcard: boolean) => EndpointPool | undefined;
-  /** The TLS edge whose hostport host is `sni`; the extension point for edges with backends. */
-  readonly resolveEdge: (sni: string) => Promise<EdgeRoute | undefined>;
+  /** The `tls://` and `https://` endpoints, by SNI host. */
+  readonly routes: { readonly tls: HostRoutes; readonly https: HostRoutes };
+  /** TLS edges by their hostport host; none without edges. */
+  readonly edges: EdgeResolver | undefined;
   readonly opener: ProxyOpener;
   readonly gate: PolicyGate;
   readonly sink: ConnectionSink;
@@ -60,7 +52,7 @@ export class TlsPort {
     if (sni !== undefined && (await this.toEndpoint(socket, hello.buffered, conn, sni, false))) return;
     let edge: EdgeRoute | undefined;
     try {
-      edge = sni === undefined ? undefined : await this.options.resolveEdge(sni);
+      edge = sni === undefined ? undefined : await this.options.edges?.resolveEdge(sni);
     } catch {
       conn.outcome = 'edge_lookup_failed';
       return void socket.destroy();
@@ -84,14 +76,14 @@ export class TlsPort {
 
   /** Serves the connection with the tls or https endpoint the SNI names; false when there is none. */
   private async toEndpoint(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, wildcard: boolean): Promise<boolean> {
-    const passthrough = this.options.route('tls', sni, wildcard);
+    const passthrough = wildcard ? this.options.routes.tls.wildcard(sni) : this.options.routes.tls.exact(sni);
     if (passthrough) {
       conn.endpointId = passthrough.endpointId;
       if (!this.options.gate.admit(conn, passthrough.policy, endpointOfPool(passthrough))) socket.destroy();
       else this.passthrough(socket, clientHello, conn, passthrough);
       return true;
     }
-    const terminated = this.options.route('https', sni, wildcard);
+    const terminated = wildcard ? this.options.routes.https.wildcard(sni) : this.options.routes.https.exact(sni);
     if (!terminated) return false;
     conn.proto = 'https';
     conn.endpointId = terminated.endpointId;

@@ -15,10 +15,10 @@ import {
   encodeProxyHeader,
   encodeStopTunnel,
   encodeUpdate,
-  errorReply,
   findKey,
   isSetOptionValue,
 } from '../../../src/tunnels/protocol/messages.js';
+import { errorReply } from '../../../src/tunnels/protocol/rpc-requests.js';
 import { AgentError, AgentErrors, formatAgentError, parseAgentError } from '../../../src/tunnels/protocol/errors.js';
 
 // Requests as the two client families send them (from ngrok-rust proto.rs / ngrok-go msg.go).

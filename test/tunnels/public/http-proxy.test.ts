@@ -81,11 +81,12 @@ function describe404and502(): void {
     const pool = new EndpointPool('http://busy.example', 'ep_busy', false);
     // A tunnel whose agent is gone: nothing can take the request.
     pool.tunnels.push({ id: 'tn_1', sessionId: 'ts_gone', accountId: 'acct_1', proto: 'http', url: pool.url, labels: null, proxyProto: 0, policy: NO_POLICY });
+    const route = (host: string) => (host === 'busy.example' ? pool : undefined);
     proxy = new HttpProxy({
       scheme: 'http',
-      route: (host) => (host === 'busy.example' ? pool : undefined),
-      opener: new ProxyOpener(() => undefined),
-      record: (socket) => sink.open('http', socket),
+      routes: { exact: route, wildcard: () => undefined, poolFor: route },
+      opener: new ProxyOpener({ connectionOf: () => undefined }),
+      sink,
       gate: new PolicyGate('local', undefined),
     });
     await new Promise<void>((resolve) => proxy.server.listen(0, '127.0.0.1', resolve));

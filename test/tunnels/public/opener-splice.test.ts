@@ -37,7 +37,7 @@ const ends = { remoteAddress: '198.51.100.4', remotePort: 40000, localAddress: '
 test('round-robin over the pool, every header field per kind', () => {
   const a = new FakeConnection();
   const b = new FakeConnection();
-  const opener = new ProxyOpener((id) => ({ a, b })[id] as unknown as AgentConnection);
+  const opener = new ProxyOpener({ connectionOf: (id) => ({ a, b })[id] as unknown as AgentConnection });
   const pool = new EndpointPool('tcp://127.0.0.1:20000', 'ep_1', true);
   pool.tunnels.push(tunnel('tn_a', 'a'), tunnel('tn_b', 'b'));
   const picked = [1, 2, 3, 4].map(() => opener.open(pool, KINDS.tcp, ends)!.tunnel.id);
@@ -55,7 +55,7 @@ test('an agent at its stream cap, closed or gone is skipped; none left → undef
   closed.closed = true;
   const ok = new FakeConnection();
   const connections: Record<string, FakeConnection> = { full, closed, ok };
-  const opener = new ProxyOpener((id) => connections[id] as unknown as AgentConnection);
+  const opener = new ProxyOpener({ connectionOf: (id) => connections[id] as unknown as AgentConnection });
   const pool = new EndpointPool('tcp://127.0.0.1:20000', 'ep_1', true);
   pool.tunnels.push(tunnel('tn_full', 'full'), tunnel('tn_closed', 'closed'), tunnel('tn_gone', 'gone'), tunnel('tn_ok', 'ok'));
   for (let i = 0; i < 5; i++) assert.equal(opener.open(pool, KINDS.tcp, ends)?.tunnel.id, 'tn_ok');
@@ -67,7 +67,7 @@ test('an agent at its stream cap, closed or gone is skipped; none left → undef
 
 test('a bind with ProxyProto gets the PROXY header before any byte of the client', async () => {
   const connection = new FakeConnection();
-  const opener = new ProxyOpener(() => connection as unknown as AgentConnection);
+  const opener = new ProxyOpener({ connectionOf: () => connection as unknown as AgentConnection });
   const pool = new EndpointPool('tcp://127.0.0.1:20000', 'ep_1', false);
   pool.tunnels.push(tunnel('tn_p', 's', 1));
   const opened = opener.open(pool, KINDS.tcp, ends)!;
@@ -78,7 +78,7 @@ test('a bind with ProxyProto gets the PROXY header before any byte of the client
 
 test('without ProxyProto the local address is not asked for (a getsockname() per connection)', () => {
   const connection = new FakeConnection();
-  const opener = new ProxyOpener(() => connection as unknown as AgentConnection);
+  const opener = new ProxyOpener({ connectionOf: () => connection as unknown as AgentConnection });
   const pool = new EndpointPool('tcp://127.0.0.1:20000', 'ep_1', false);
   pool.tunnels.push(tunnel('tn_plain', 's'));
   const asked: string[] = [];
