@@ -2,6 +2,7 @@ import { agentErrors, AgentRefusal } from '../../domain/tunnels/agent-errors.js'
 import { inRanges, type BindTarget, type EdgeSettings } from '../../domain/tunnels/binds.js';
 import type { AgentIngress, IngressRepository } from '../../domain/tunnels/ingress.js';
 import { randomBytes } from 'node:crypto';
+import { nthPort, portCount } from '../../domain/tunnels/ports.js';
 import { EndpointPool, type TunnelRegistry } from '../registry.js';
 
 type Claimable = { kind: 'hostname'; hostname: string } | { kind: 'tcp'; port: number };
@@ -77,7 +78,7 @@ export class LiveBinds {
 
   private async claimRandomPort(accountId: string): Promise<BoundTarget> {
     const ports = this.edge.tcpPorts;
-    const total = ports.reduce((sum, range) => sum + range.last - range.first + 1, 0);
+    const total = portCount(ports);
     if (total === 0) throw agentErrors.noFreeAddress();
     const start = randomBytes(4).readUInt32BE(0) % total;
     // Walk the ranges from a random offset: free ports are found without a scan per attempt.
@@ -149,14 +150,4 @@ export class LiveBinds {
 
 function keyOf(target: Claimable): string {
   return target.kind === 'hostname' ? `host:${target.hostname}` : `tcp:${target.port}`;
-}
-
-function nthPort(ranges: EdgeSettings['tcpPorts'], n: number): number {
-  let rest = n;
-  for (const range of ranges) {
-    const size = range.last - range.first + 1;
-    if (rest < size) return range.first + rest;
-    rest -= size;
-  }
-  return ranges[0]!.first;
 }
