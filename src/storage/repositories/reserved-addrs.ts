@@ -93,9 +93,12 @@ export class SqlReservedAddrRepository implements ReservedAddrRepository {
   }
 
   async owners(ports: readonly number[]): Promise<ReadonlyMap<number, string>> {
-    if (ports.length === 0) return new Map();
-    const rows = await this.store.db.selectFrom('reserved_addrs').select(['port', 'account_id']).where('port', 'in', [...ports]).execute();
-    return new Map(rows.map((row) => [Number(row.port), row.account_id]));
+    const owners = new Map<number, string>();
+    for (let i = 0; i < ports.length; i += 500) {
+      const rows = await this.store.db.selectFrom('reserved_addrs').select(['port', 'account_id']).where('port', 'in', ports.slice(i, i + 500)).execute();
+      for (const row of rows) owners.set(Number(row.port), row.account_id);
+    }
+    return owners;
   }
 }
 

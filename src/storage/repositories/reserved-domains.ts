@@ -9,6 +9,8 @@ const COLUMNS = ['id', 'account_id', 'domain', 'region', 'description', 'metadat
 
 type Row = Pick<ReservedDomainsTable, (typeof COLUMNS)[number]>;
 
+const IN_CHUNK = 500;
+
 /** Reserved domains (migration 010), in the style of accounts.ts; `matching` varies in arity, so it is built per call. */
 export class SqlReservedDomainRepository implements ReservedDomainRepository {
   private readonly statements;
@@ -101,19 +103,26 @@ export class SqlReservedDomainRepository implements ReservedDomainRepository {
   }
 
   async matching(domains: readonly string[], under: string | undefined): Promise<NameReservation[]> {
-    if (domains.length === 0 && under === undefined) return [];
-    const rows = await this.store.db
-      .selectFrom('reserved_domains')
-      .select(['account_id', 'domain'])
-      .where((eb) => {
-        const conditions = [];
-        if (domains.length > 0) conditions.push(eb('domain', 'in', [...domains]));
-        // names are [a-z0-9.*-]: nothing in them is a LIKE wildcard
-        if (under !== undefined) conditions.push(eb('domain', 'like', `%.${under}`));
-        return eb.or(conditions);
-      })
-      .execute();
-    return rows.map((row) => ({ accountId: row.account_id, domain: row.domain }));
+    const found: NameReservation[] = [];
+    // in chunks: a data plane asks for every name it serves at once, beyond a statement's parameters
+    for (let i = 0; i === 0 || i < domains.length; i += IN_CHUNK) {
+      const names = domains.slice(i, i + IN_CHUNK);
+      const lookUnder = i === 0 ? under : undefined;
+      if (names.length === 0 && lookUnder === undefined) break;
+      const rows = await this.store.db
+        .selectFrom('reserved_domains')
+        .select(['account_id', 'domain'])
+        .where((eb) => {
+          const conditions = [];
+          if (names.length > 0) conditions.push(eb('domain', 'in', names));
+          // names are [a-z0-9.*-]: nothing in them is a LIKE wildcard
+          if (lookUnder !== undefined) conditions.push(eb('domain', 'like', `%.${lookUnder}`));
+          return eb.or(conditions);
+        })
+        .execute();
+      for (const row of rows) found.push({ accountId: row.account_id, domain: row.domain });
+    }
+    return found;
   }
 }
 

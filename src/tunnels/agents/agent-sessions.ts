@@ -22,6 +22,7 @@ import {
 } from '../protocol/index.js';
 import type { LiveTunnel, TunnelRegistry } from '../registry.js';
 import { LiveBinds, type BoundTarget } from './live-binds.js';
+import type { BindReservations } from '../../domain/reservations/bind-check.js';
 
 /** Options that change who may connect or what they see, which burrow does not serve (TUNNELS.md §3). */
 const UNSERVED_OPTIONS = new Set([
@@ -50,6 +51,8 @@ export interface AgentSessionSettings {
   readonly authTimeoutMs: number;
   /** Counts each bind by result (`ok` or the refusal's code). */
   readonly observeBind?: (result: string) => void;
+  /** Reserved names and addresses that binds honour (CERTIFICATES.md §0). */
+  readonly reservations?: BindReservations;
 }
 
 /** A tunnel as this instance holds it: the routing entry plus what is needed to undo it. */
@@ -92,7 +95,7 @@ export class AgentSessions {
     private readonly settings: AgentSessionSettings,
     private readonly logger: Logger,
   ) {
-    this.binds = new LiveBinds(ingress, repository, registry, settings.edge);
+    this.binds = new LiveBinds(ingress, repository, registry, settings.edge, settings.reservations);
   }
 
   get size(): number {

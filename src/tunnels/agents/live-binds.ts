@@ -3,6 +3,7 @@ import { inRanges, type BindTarget, type EdgeSettings } from '../../domain/tunne
 import type { AgentIngress, IngressRepository } from '../../domain/tunnels/ingress.js';
 import { randomBytes } from 'node:crypto';
 import { nthPort, portCount } from '../../domain/tunnels/ports.js';
+import type { BindReservations } from '../../domain/reservations/bind-check.js';
 import { EndpointPool, type TunnelRegistry } from '../registry.js';
 
 type Claimable = { kind: 'hostname'; hostname: string } | { kind: 'tcp'; port: number };
@@ -24,12 +25,16 @@ export class LiveBinds {
     private readonly repository: IngressRepository,
     private readonly registry: TunnelRegistry,
     private readonly edge: EdgeSettings,
+    /** Reserved names and addresses (CERTIFICATES.md §0); without them every name is first-come. */
+    private readonly reservations?: BindReservations,
   ) {}
 
   /** Claims the target for the account (320 / 309), choosing a free port for a random TCP bind. */
   async claim(target: BindTarget, accountId: string): Promise<BoundTarget> {
     if (target.kind === 'tcp' && target.port === undefined) return this.claimRandomPort(accountId);
     const bound = target as BoundTarget;
+    const refusal = await this.reservations?.refusal(bound, accountId);
+    if (refusal) throw refusal;
     await this.claimOnce(bound, accountId);
     return bound;
   }
@@ -81,10 +86,12 @@ export class LiveBinds {
     const total = portCount(ports);
     if (total === 0) throw agentErrors.noFreeAddress();
     const start = randomBytes(4).readUInt32BE(0) % total;
+    // a reserved port is its account's, bound only by asking for its address
+    const reserved = (await this.reservations?.reservedPorts()) ?? new Set<number>();
     // Walk the ranges from a random offset: free ports are found without a scan per attempt.
     for (let step = 0, attempts = 0; step < total && attempts < RANDOM_PORT_ATTEMPTS; step++) {
       const port = nthPort(ports, (start + step) % total);
-      if (this.claimUses.has(`tcp:${port}`)) continue;
+      if (this.claimUses.has(`tcp:${port}`) || reserved.has(port)) continue;
       attempts++;
       try {
         await this.claimOnce({ kind: 'tcp', port }, accountId);
