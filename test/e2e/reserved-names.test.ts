@@ -130,6 +130,19 @@ describe('reserved names on a first-come server', () => {
     for (const item of reserved) await deleted(owner.reservedAddrs.delete(item.id));
   });
 
+  it("reserving a name another account is bound on stops that account's tunnel (320)", async () => {
+    const theirs = await connect(server, other.token);
+    const listener = await theirs.httpEndpoint().domain('taken-live.example.com').listenAndForward('http://127.0.0.1:9');
+    const stopped = listener.join().then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    const reserved = await owner.reservedDomains.create({ domain: 'taken-live.example.com', region: '' });
+    const error = await stopped;
+    assert.match(String(error?.message), /ERR_NGROK_320/);
+    await deleted(owner.reservedDomains.delete(reserved.id));
+  });
+
   it('deleting a reserved address while it is bound stops the tunnel within a second', async () => {
     const addr = await owner.reservedAddrs.create({ region: '' });
     const mine = await connect(server, (await makeCredential(server, [])).token);
@@ -175,5 +188,17 @@ describe('REQUIRE_RESERVED_NAMES=true', () => {
     const custom = await session.httpEndpoint().domain('custom.example.com').listen(false);
     const fixed = await session.tcpEndpoint().remoteAddr(addr.addr).listen(false);
     await Promise.all([generated.close(), random.close(), custom.close(), fixed.close()]);
+  });
+
+  it('deleting a bound reserved domain stops its tunnel (319): the name needs a reservation again', async () => {
+    const reserved = await owner.reservedDomains.create({ domain: 'goes.example.com', region: '' });
+    const session = await connect(server, token);
+    const listener = await session.httpEndpoint().domain('goes.example.com').listenAndForward('http://127.0.0.1:9');
+    const stopped = listener.join().then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    await deleted(owner.reservedDomains.delete(reserved.id));
+    assert.match(String((await stopped)?.message), /ERR_NGROK_319/);
   });
 });

@@ -10,6 +10,8 @@ export interface ReservationReader {
   owners(ports: readonly number[]): Promise<ReadonlyMap<number, string>>;
   /** Every reserved port: random TCP binds never take one. */
   reservedPorts(): Promise<ReadonlySet<number>>;
+  /** Changes whenever a reservation is made or deleted (names and ports never change in place). */
+  version(): Promise<string>;
 }
 
 /** The bind rule of CERTIFICATES.md §0 over the stored reservations, for one bind or many live tunnels. */
@@ -55,5 +57,9 @@ export class BindReservations {
 
   owners(ports: readonly number[]): Promise<ReadonlyMap<number, string>> {
     return this.reader.owners(ports);
+  }
+
+  version(): Promise<string> {
+    return this.reader.version();
   }
 }

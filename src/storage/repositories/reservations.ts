@@ -11,5 +11,6 @@ export function sqlReservationReader(store: Store): ReservationReader {
     matching: (names, under) => domains.matching(names, under),
     owners: (ports) => addrs.owners(ports),
     reservedPorts: () => addrs.reservedPorts(),
+    version: async () => `${await domains.version()}/${await addrs.version()}`,
   };
 }

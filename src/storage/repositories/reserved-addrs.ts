@@ -44,6 +44,8 @@ export class SqlReservedAddrRepository implements ReservedAddrRepository {
           .where('account_id', '=', param('account'))
           .returning(COLUMNS),
       ),
+      // ids grow: a new row raises the largest, a deleted one lowers the count
+      version: store.prepare(db.selectFrom('reserved_addrs').select((eb) => [eb.fn.countAll<number | string>().as('count'), eb.fn.max('id').as('last')])),
       delete: store.prepare(db.deleteFrom('reserved_addrs').where('id', '=', param('id')).where('account_id', '=', param('account'))),
       reserved: store.prepare(db.selectFrom('reserved_addrs').select('port')),
       // claims of TCP ports are keyed `tcp:<port>` (binds.ts claimKey)
@@ -99,6 +101,12 @@ export class SqlReservedAddrRepository implements ReservedAddrRepository {
       for (const row of rows) owners.set(Number(row.port), row.account_id);
     }
     return owners;
+  }
+
+  /** Changes whenever a reservation is made or deleted. */
+  async version(): Promise<string> {
+    const row = await this.statements.version.first({});
+    return `${Number(row?.count ?? 0)}:${row?.last ?? ''}`;
   }
 }
 

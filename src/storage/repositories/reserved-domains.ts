@@ -57,6 +57,8 @@ export class SqlReservedDomainRepository implements ReservedDomainRepository {
           .where('account_id', '=', param('account'))
           .returning(COLUMNS),
       ),
+      // ids grow: a new row raises the largest, a deleted one lowers the count
+      version: store.prepare(db.selectFrom('reserved_domains').select((eb) => [eb.fn.countAll<number | string>().as('count'), eb.fn.max('id').as('last')])),
       delete: store.prepare(db.deleteFrom('reserved_domains').where('id', '=', param('id')).where('account_id', '=', param('account'))),
     };
   }
@@ -123,6 +125,12 @@ export class SqlReservedDomainRepository implements ReservedDomainRepository {
       for (const row of rows) found.push({ accountId: row.account_id, domain: row.domain });
     }
     return found;
+  }
+
+  /** Changes whenever a reservation is made or deleted. */
+  async version(): Promise<string> {
+    const row = await this.statements.version.first({});
+    return `${Number(row?.count ?? 0)}:${row?.last ?? ''}`;
   }
 }
 

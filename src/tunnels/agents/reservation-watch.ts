@@ -15,6 +15,9 @@ import { stopHeldTunnel } from './revocation.js';
 export class ReservationWatch {
   /** Tunnels bound on a port their account had reserved at the last check. */
   private onReservedPort = new Set<string>();
+  /** The tunnels of the last round, and the reservations' version it saw. */
+  private seen = new Set<string>();
+  private version: string | undefined;
   private readonly loop = polling(400, () => this.check());
 
   constructor(
@@ -41,12 +44,18 @@ export class ReservationWatch {
         }
       }
       if (held.length === 0) return;
-      const refusals = await this.reservations.refusals(held);
-      const ports = held.flatMap(({ target }) => (target.kind === 'tcp' ? [target.port] : []));
-      const owners = await this.reservations.owners([...new Set(ports)]);
-      const onReservedPort = new Set<string>();
+      // read first: a change made while this round runs is seen by the next one
+      const version = await this.reservations.version();
+      const changed = version !== this.version;
+      // unchanged reservations: only tunnels bound since the last round need a look
+      const checked = changed ? held : held.filter(({ tunnel }) => !this.seen.has(tunnel.id));
+      const refusals = checked.length > 0 ? await this.reservations.refusals(checked) : [];
+      const ports = checked.flatMap(({ target }) => (target.kind === 'tcp' ? [target.port] : []));
+      const owners = ports.length > 0 ? await this.reservations.owners([...new Set(ports)]) : new Map<number, string>();
+      const live = new Set(held.map(({ tunnel }) => tunnel.id));
+      const onReservedPort = new Set(changed ? [] : [...this.onReservedPort].filter((id) => live.has(id)));
       const ended = new Set<LiveSession>();
-      for (const [index, { session, tunnel, target, accountId }] of held.entries()) {
+      for (const [index, { session, tunnel, target, accountId }] of checked.entries()) {
         let refusal: AgentRefusal | null = refusals[index] ?? null;
         if (target.kind === 'tcp') {
           if (owners.get(target.port) === accountId) onReservedPort.add(tunnel.id);
@@ -61,6 +70,8 @@ export class ReservationWatch {
         if (!(await stopHeldTunnel(this.sessions, session, tunnel.id, refusal, 'reservation-changed'))) ended.add(session);
       }
       this.onReservedPort = onReservedPort;
+      this.seen = live;
+      this.version = version;
     } catch (error) {
       this.logger.warn({ err: error }, 'could not check reservations of live tunnels');
     }
