@@ -246,6 +246,21 @@ describe('reserved addresses', () => {
   });
 });
 
+describe('reserved names in /openapi.json', () => {
+  it('documents every operation and both shapes', async () => {
+    const doc = json<{ paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, { properties: Record<string, unknown> }> } }>(
+      await t.call({ method: 'GET', url: '/openapi.json', key: null, version: false }),
+    );
+    assert.deepEqual(Object.keys(doc.paths['/reserved_domains'] ?? {}).sort(), ['get', 'post']);
+    assert.deepEqual(Object.keys(doc.paths['/reserved_domains/{id}'] ?? {}).sort(), ['delete', 'get', 'patch']);
+    assert.deepEqual(Object.keys(doc.paths['/reserved_domains/{id}/certificate_management_policy'] ?? {}), ['delete']);
+    assert.deepEqual(Object.keys(doc.paths['/reserved_addrs'] ?? {}).sort(), ['get', 'post']);
+    assert.deepEqual(Object.keys(doc.paths['/reserved_addrs/{id}'] ?? {}).sort(), ['delete', 'get', 'patch']);
+    assert.deepEqual(Object.keys(doc.components.schemas.ReservedDomain!.properties), DOMAIN_KEYS);
+    assert.deepEqual(Object.keys(doc.components.schemas.ReservedAddr!.properties), ['id', 'uri', 'created_at', 'description', 'metadata', 'addr', 'region']);
+  });
+});
+
 describe('reserved addresses without TCP ports', () => {
   it('409 says that the server serves no TCP addresses', async () => {
     const bare = await createTestApp({ EDGE_TCP_PORTS: '' });
