@@ -53,6 +53,8 @@ export interface TunnelConfig {
   readonly maxSessionsPerAccount: number;
   readonly maxEndpointsPerSession: number;
   readonly region: string;
+  /** Custom names and fixed TCP addresses need a reservation first (CERTIFICATES.md §0). */
+  readonly requireReservedNames: boolean;
   /** Edge listeners asked for while AGENT_PORT=0 turns the data plane off: said at start, not opened. */
   readonly ignoredWithoutDataPlane: readonly string[];
 }
@@ -228,6 +230,7 @@ function tunnelConfig(env: Env): TunnelConfig {
     maxSessionsPerAccount: integer(env, 'MAX_SESSIONS_PER_ACCOUNT', 100, 0, 1_000_000),
     maxEndpointsPerSession: integer(env, 'MAX_ENDPOINTS_PER_SESSION', 100, 0, 10_000),
     region: regionName(env),
+    requireReservedNames: flag(env, 'REQUIRE_RESERVED_NAMES'),
     ignoredWithoutDataPlane: [],
   };
   if (config.agentPort === 0) config = { ...config, ignoredWithoutDataPlane: edgeListenersAsked(env) };
@@ -261,6 +264,14 @@ function optionalName(env: Env, variable: string): string | undefined {
   // DNS labels of 1 to 63 letters, digits or inner hyphens (it goes on a certificate)
   if (raw.length <= 253 && raw.split('.').every((label) => /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(label))) return raw.toLowerCase();
   throw new ConfigError(variable, `must be a host name or an IP address, got ${JSON.stringify(raw)}`);
+}
+
+/** `true`/`1` or `false`/`0`; unset is false. */
+function flag(env: Env, variable: string): boolean {
+  const raw = present(env, variable);
+  if (raw === undefined || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  throw new ConfigError(variable, `must be true or false, got ${JSON.stringify(raw)}`);
 }
 
 function regionName(env: Env): string {

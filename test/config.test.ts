@@ -49,6 +49,13 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads REQUIRE_RESERVED_NAMES as a flag, off by default, and refuses anything else by name', () => {
+    assert.equal(loadConfig({}, {}).tunnels.requireReservedNames, false);
+    for (const on of ['true', '1']) assert.equal(loadConfig({}, { REQUIRE_RESERVED_NAMES: on }).tunnels.requireReservedNames, true);
+    for (const off of ['false', '0', '']) assert.equal(loadConfig({}, { REQUIRE_RESERVED_NAMES: off }).tunnels.requireReservedNames, false);
+    assert.throws(() => loadConfig({}, { REQUIRE_RESERVED_NAMES: 'yes' }), (error: unknown) => error instanceof ConfigError && /REQUIRE_RESERVED_NAMES must be true or false/.test(error.message));
+  });
+
   it('takes 0 as "no limit" for both session limits', () => {
     const { tunnels } = loadConfig({}, { MAX_SESSIONS_PER_ACCOUNT: '0', MAX_ENDPOINTS_PER_SESSION: '0' });
     assert.equal(tunnels.maxSessionsPerAccount, 0);

@@ -19,6 +19,10 @@ import { LiveObjectService } from '../domain/live-objects/service.js';
 import type { SessionControl } from '../domain/live-objects/types.js';
 import { SqlLiveObjectReader } from '../storage/repositories/live-objects.js';
 import { SqlTunnelRepository } from '../storage/repositories/tunnels.js';
+import { ReservedDomainService } from '../domain/reservations/domains.js';
+import { ReservedAddrService } from '../domain/reservations/addrs.js';
+import { SqlReservedDomainRepository } from '../storage/repositories/reserved-domains.js';
+import { SqlReservedAddrRepository } from '../storage/repositories/reserved-addrs.js';
 
 export interface AppDeps {
   config: Config;
@@ -53,6 +57,12 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups);
   const live = new LiveObjectService(new SqlLiveObjectReader(store), deps.sessionControl ?? queuedControl(new SqlTunnelRepository(store)), groupRepository);
 
+  const tunnels = config.tunnels;
+  // ACME (CERTIFICATES.md §1) is not configured in this version
+  const reservationSettings = { region: tunnels.region, edgeDomain: tunnels.edgeDomain, publicHost: tunnels.edgePublicHost, tcpPorts: tunnels.edgeTcpPorts, acmeConfigured: false };
+  const reservedDomains = new ReservedDomainService(new SqlReservedDomainRepository(store), reservationSettings);
+  const reservedAddrs = new ReservedAddrService(new SqlReservedAddrRepository(store), reservationSettings);
+
   const metrics = deps.metrics ?? new Metrics();
   store.observeQueries((kind, ms, failed) => metrics.observeQuery(store.dialect, kind, ms, failed));
 
@@ -64,6 +74,8 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     edges,
     live,
     groups,
+    reservedDomains,
+    reservedAddrs,
     rateLimiter: deps.rateLimiter ?? createRateLimiter(config, store, logger),
     metrics,
     ping: () => store.ping(),

@@ -11,6 +11,7 @@ import { newId } from '../domain/ids.js';
 import type { SessionControl } from '../domain/live-objects/types.js';
 import { SqlTunnelRepository } from '../storage/repositories/tunnels.js';
 import { SqlEdgeRouteReader } from '../storage/repositories/edge-routes.js';
+import { sqlReservationReader } from '../storage/repositories/reservations.js';
 import { createDataPlane, type DataPlane } from '../tunnels/data-plane.js';
 import { InstanceKeeper } from '../tunnels/instance-keeper.js';
 import { claimInstanceIdentity, type InstanceIdentity } from '../tunnels/instance-identity.js';
@@ -95,6 +96,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
         instanceId,
         repository: tunnelRepository,
         edgeRoutes: new SqlEdgeRouteReader(store),
+        reservations: sqlReservationReader(store),
         logger,
         metrics,
       });

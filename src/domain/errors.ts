@@ -174,6 +174,21 @@ export const errors = {
       `The tunnel group ${id} is the backend of ${edgeIds.length === 1 ? 'the TLS edge' : `${edgeIds.length} TLS edges`} ${edgeIds.slice(0, 5).join(', ')}${edgeIds.length > 5 ? ', …' : ''}. Remove their backend modules (DELETE /edges/tls/{id}/backend) or point them at another group, then delete it.`,
     ),
 
+  // Reserved domains and addresses (CERTIFICATES.md §0), with the reference API's codes.
+  domainReservedByYou: (domain: string) =>
+    new ApiError(400, 'ERR_NGROK_413', `This domain is already reserved for your account. Failed to reserve ${quote(domain)}.`, { param: 'domain' }),
+  domainReservedByOther: (domain: string) =>
+    new ApiError(400, 'ERR_NGROK_414', `This domain is already reserved for another account. Failed to reserve ${quote(domain)}.`, { param: 'domain' }),
+  wildcardCoversOther: (domain: string) =>
+    new ApiError(
+      400,
+      'ERR_NGROK_417',
+      `This wildcard domain would conflict with a domain reserved for another account. Failed to reserve ${quote(domain)}.`,
+      { param: 'domain' },
+    ),
+  /** No code of the reference API fits (SPEC §3: leave it out); 409: the request is fine, the server's ports are not. */
+  noFreeAddress: (why: string) => new ApiError(409, undefined, `No TCP address can be reserved: ${why}`),
+
   // SPEC §3: every 5xx body says only this; the status and Retry-After tell a client to retry.
   /** POST /tunnel_sessions/{id}/stop|restart|update to an agent that cannot (TUNNELS.md §2). */
   agentCommandUnsupported: (command: 'stop' | 'restart' | 'update', reason: string) =>

@@ -14,6 +14,12 @@ import { tunnelGroupBackendRoutes } from './tunnel-group-backends/routes.js';
 import { TunnelGroupBackendResponse } from './tunnel-group-backends/schemas.js';
 import { ErrorBody } from './common/schemas.js';
 import { credentialRoutes } from './credentials/routes.js';
+import { reservedAddrRoutes } from './reserved-addrs/routes.js';
+import { reservedDomainRoutes } from './reserved-domains/routes.js';
+import { ReservedAddrResponse } from './reserved-addrs/schemas.js';
+import { ReservedDomainResponse } from './reserved-domains/schemas.js';
+import type { ReservedAddrService } from '../domain/reservations/addrs.js';
+import type { ReservedDomainService } from '../domain/reservations/domains.js';
 import { CredentialResponse } from './credentials/schemas.js';
 import { tlsEdgeRoutes } from './edges/routes.js';
 import { backendModuleRoutes } from './edges/backend-routes.js';
@@ -49,6 +55,8 @@ export interface HttpDeps {
   /** Agent sessions, tunnels and endpoints, and the session commands. */
   live: LiveObjectService;
   groups: TunnelGroupBackendService;
+  reservedDomains: ReservedDomainService;
+  reservedAddrs: ReservedAddrService;
   /** Closed with the app. */
   rateLimiter: RateLimiter;
   metrics: Metrics;
@@ -139,6 +147,8 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   app.addSchema(TunnelSessionResponse);
   app.addSchema(TunnelResponse);
   app.addSchema(EndpointResponse);
+  app.addSchema(ReservedDomainResponse);
+  app.addSchema(ReservedAddrResponse);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -161,5 +171,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await app.register(endpointRoutes, { live, publicUrl: config.publicUrl });
   await app.register(backendModuleRoutes, { edges, publicUrl: config.publicUrl });
   await app.register(tunnelGroupBackendRoutes, { groups, publicUrl: config.publicUrl });
+  await app.register(reservedDomainRoutes, { reservedDomains: deps.reservedDomains, publicUrl: config.publicUrl });
+  await app.register(reservedAddrRoutes, { reservedAddrs: deps.reservedAddrs, publicUrl: config.publicUrl });
   return app;
 }

@@ -71,6 +71,28 @@ export interface TunnelGroupBackendsTable {
   created_at: string;
 }
 
+export interface ReservedDomainsTable {
+  id: string;
+  account_id: string;
+  domain: string;
+  region: string;
+  description: string;
+  metadata: string;
+  /** JSON {authority, private_key_type, set_at}, or null. */
+  certificate_policy: string | null;
+  created_at: string;
+}
+
+export interface ReservedAddrsTable {
+  id: string;
+  account_id: string;
+  port: number;
+  region: string;
+  description: string;
+  metadata: string;
+  created_at: string;
+}
+
 export interface RateLimitCountsTable {
   account_id: string;
   /** Unix second of the bucket. */
@@ -167,4 +189,6 @@ export interface SchemaTables {
   endpoints: EndpointsTable;
   tunnel_claims: TunnelClaimsTable;
   session_commands: SessionCommandsTable;
+  reserved_domains: ReservedDomainsTable;
+  reserved_addrs: ReservedAddrsTable;
 }

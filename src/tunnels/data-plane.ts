@@ -16,6 +16,8 @@ import type { EdgeRouteReader } from '../domain/edges/types.js';
 import { agentTlsMaterial, edgeTlsMaterial } from './tls/material.js';
 import { CertificateRenewal } from './tls/renewal.js';
 import { EdgeCertificates } from './public/edge-certificates.js';
+import { BindReservations, type ReservationReader } from '../domain/reservations/bind-check.js';
+import { ReservationWatch } from './agents/reservation-watch.js';
 
 export interface DataPlaneOptions {
   readonly config: TunnelConfig;
@@ -26,6 +28,8 @@ export interface DataPlaneOptions {
   readonly metrics?: Metrics;
   /** TLS edges by their hostport host (across accounts); without it no edge is served. */
   readonly edgeRoutes?: EdgeRouteReader;
+  /** Reserved domains and addresses; without them every name is first-come. */
+  readonly reservations?: ReservationReader;
 }
 
 /** The listeners and background work of the data plane, for app/ to start and stop. */
@@ -70,15 +74,19 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     options.instanceId,
   );
   const registry = new TunnelRegistry();
+  const reservations = options.reservations
+    ? new BindReservations(options.reservations, { requireReservedNames: config.requireReservedNames, edgeDomain: edge.edgeDomain, publicHost: edge.publicHost, region: edge.region })
+    : undefined;
   const sessions = new AgentSessions(
     ingress,
     repository,
     registry,
-    { edge, limits: { maxSessionsPerAccount: config.maxSessionsPerAccount, maxEndpointsPerSession: config.maxEndpointsPerSession, maxPolicyRules: options.maxPolicyRules }, heartbeatIntervalMs: 10_000, heartbeatToleranceMs: 20_000, authTimeoutMs: 10_000, observeBind: options.metrics ? (result) => options.metrics!.observeBind(result) : undefined },
+    { edge, limits: { maxSessionsPerAccount: config.maxSessionsPerAccount, maxEndpointsPerSession: config.maxEndpointsPerSession, maxPolicyRules: options.maxPolicyRules }, heartbeatIntervalMs: 10_000, heartbeatToleranceMs: 20_000, authTimeoutMs: 10_000, observeBind: options.metrics ? (result) => options.metrics!.observeBind(result) : undefined, reservations },
     logger,
   );
   const agentListener = new AgentListener({ host: config.agentHost, port: config.agentPort, cert: material.cert, key: material.key }, sessions);
   const revocation = new RevocationWatch(sessions, repository, edge, logger);
+  const reservationWatch = reservations ? new ReservationWatch(sessions, reservations, logger) : undefined;
   const commands = new SessionCommands(options.instanceId, sessions, repository, logger);
   const loadEdgeTls = () => edgeTlsMaterial({ tlsDir: config.tlsDir, certFile: config.edgeTlsCert, keyFile: config.edgeTlsKey, edgeDomain: config.edgeDomain });
   const edgeTls = config.edgeTlsPort > 0 ? await loadEdgeTls() : undefined;
@@ -123,11 +131,13 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     caNotice,
     startBackground() {
       revocation.start();
+      reservationWatch?.start();
       commands.start();
       renewal.start();
     },
     stopBackground() {
       revocation.stop();
+      reservationWatch?.stop();
       commands.stop();
       renewal.stop();
     },

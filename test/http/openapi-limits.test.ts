@@ -47,8 +47,8 @@ const UNHANDLED = ['minLength', 'minItems', 'minimum', 'exclusiveMaximum', 'excl
 
 let t: TestApp;
 let cases: Case[] = [];
-/** The smallest valid create body of each collection, for making the parent of `/x/{id}/…`. */
-const parentBodies = new Map<string, Record<string, unknown>>();
+/** The smallest valid create body of each collection, for making the parent of `/x/{id}/…` (made anew: names must differ). */
+const parentBodies = new Map<string, () => Record<string, unknown>>();
 before(async () => {
   t = await createTestApp({ MAX_POLICY_RULES: '25' });
   const doc = json<{ paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } }>(
@@ -57,7 +57,7 @@ before(async () => {
   cases = collect(doc.paths, doc.components.schemas);
   for (const [path, operations] of Object.entries(doc.paths)) {
     const schema = operations.post?.requestBody?.content['application/json']?.schema;
-    if (schema) parentBodies.set(path, minimal(schema.$ref ? doc.components.schemas[schema.$ref.split('/').at(-1)!]! : schema));
+    if (schema) parentBodies.set(path, () => minimal(schema.$ref ? doc.components.schemas[schema.$ref.split('/').at(-1)!]! : schema));
   }
 });
 after(() => t.close());
@@ -177,6 +177,8 @@ function elementOf(list: string, index: number): string {
  * A valid value of exactly `bytes` bytes of UTF-8. Free text uses two-byte characters, so a
  * limit counted in characters would let the "past" value through.
  */
+let reservedNames = 0;
+
 function stringOf(name: string, bytes: number): string {
   switch (name) {
     case 'value': {
@@ -192,6 +194,9 @@ function stringOf(name: string, bytes: number): string {
       if (domain.endsWith('.')) domain = `${domain.slice(0, -2)}.b`;
       return `bind:${domain}`;
     }
+    case 'domain':
+      // a reserved domain: a name of its own each time, or the second create is 413
+      return `limits${++reservedNames}.example.com`;
     default:
       return utf8Filler(Math.max(1, bytes));
   }
@@ -212,7 +217,7 @@ async function send(item: Case, size: number) {
 /** `/x/{id}/…` needs an x: created by POST on `/x` with the smallest valid body of its schema. */
 async function createParent(item: Case): Promise<string> {
   const collection = item.path.slice(0, item.path.indexOf('/{id}'));
-  const created = await t.call({ method: 'POST', url: collection, body: parentBodies.get(collection) ?? {} });
+  const created = await t.call({ method: 'POST', url: collection, body: parentBodies.get(collection)?.() ?? {} });
   assert.equal(created.statusCode, 201, `${item.operation}: POST ${collection} {} to make a parent: ${created.body}`);
   return json<{ id: string }>(created).id;
 }

@@ -46,6 +46,11 @@ export const agentErrors = {
     ),
   nameNotPermitted: (credentialId: string, name: string) =>
     new AgentRefusal(316, `The credential ACL policy does not permit binding this name.\nCredential ID: ${credentialId}\nName: ${name}`),
+  nameNotReserved: (domain: string, accountId: string) =>
+    new AgentRefusal(
+      319,
+      `You must reserve a custom hostname for your account before it can be used to create endpoints.\nFailed to create an endpoint with the domain ${domain} for the account ${accountId}.\n(Hint: this burrow server requires reservations (REQUIRE_RESERVED_NAMES): reserve it with POST /reserved_domains.)`,
+    ),
   domainTaken: (domain: string, accountId: string) =>
     new AgentRefusal(
       320,

@@ -19,6 +19,8 @@ export const uris = {
   tunnelSession: (base: string, id: string) => `${base}/tunnel_sessions/${id}`,
   tunnel: (base: string, id: string) => `${base}/tunnels/${id}`,
   endpoint: (base: string, id: string) => `${base}/endpoints/${id}`,
+  reservedDomain: (base: string, id: string) => `${base}/reserved_domains/${id}`,
+  reservedAddr: (base: string, id: string) => `${base}/reserved_addrs/${id}`,
 };
 
 /**

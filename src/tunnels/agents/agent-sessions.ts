@@ -21,6 +21,7 @@ import {
 } from '../protocol/index.js';
 import type { AgentConnections, LiveTunnel, TunnelRegistry } from '../registry.js';
 import { LiveBinds } from './live-binds.js';
+import type { BindReservations } from '../../domain/reservations/bind-check.js';
 
 export interface AgentSessionSettings {
   readonly edge: EdgeSettings;
@@ -30,6 +31,8 @@ export interface AgentSessionSettings {
   readonly authTimeoutMs: number;
   /** Counts each bind by result (`ok` or the refusal's code). */
   readonly observeBind?: (result: string) => void;
+  /** Reserved names and addresses that binds honour (CERTIFICATES.md §0). */
+  readonly reservations?: BindReservations;
 }
 
 /** A tunnel as this instance holds it: the routing entry plus what is needed to undo it. */
@@ -73,7 +76,7 @@ export class AgentSessions implements AgentConnections {
     private readonly settings: AgentSessionSettings,
     private readonly logger: Logger,
   ) {
-    this.binds = new LiveBinds(ingress, repository, registry, settings.edge);
+    this.binds = new LiveBinds(ingress, repository, registry, settings.edge, settings.reservations);
     this.bindRules = { edge: settings.edge, maxEndpointsPerSession: settings.limits.maxEndpointsPerSession, maxPolicyRules: settings.limits.maxPolicyRules };
   }
 

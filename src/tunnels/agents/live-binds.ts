@@ -5,6 +5,8 @@ import type { BindTarget, BoundTarget, EdgeSettings } from '../../domain/tunnels
 import type { AgentIngress, IngressRepository } from '../../domain/tunnels/ingress.js';
 import type { Endpoint } from '../../domain/tunnels/types.js';
 import { randomBytes } from 'node:crypto';
+import { nthPort, portCount } from '../../domain/tunnels/ports.js';
+import type { BindReservations } from '../../domain/reservations/bind-check.js';
 import { EndpointPool, type TunnelRegistry } from '../registry.js';
 
 type Claimable = { kind: 'hostname'; hostname: string } | { kind: 'tcp'; port: number };
@@ -25,12 +27,16 @@ export class LiveBinds implements TargetClaims, EndpointPools<EndpointPool> {
     private readonly repository: IngressRepository,
     private readonly registry: TunnelRegistry,
     private readonly edge: EdgeSettings,
+    /** Reserved names and addresses (CERTIFICATES.md §0); without them every name is first-come. */
+    private readonly reservations?: BindReservations,
   ) {}
 
   /** Claims the target for the account (320 / 309), choosing a free port for a random TCP bind. */
   async claim(target: BindTarget, accountId: string): Promise<BoundTarget> {
     if (target.kind === 'tcp' && target.port === undefined) return this.claimRandomPort(accountId);
     const bound = target as BoundTarget;
+    const refusal = await this.reservations?.refusal(bound, accountId);
+    if (refusal) throw refusal;
     await this.claimOnce(bound, accountId);
     return bound;
   }
@@ -77,13 +83,15 @@ export class LiveBinds implements TargetClaims, EndpointPools<EndpointPool> {
 
   private async claimRandomPort(accountId: string): Promise<BoundTarget> {
     const ports = this.edge.tcpPorts;
-    const total = ports.reduce((sum, range) => sum + range.last - range.first + 1, 0);
+    const total = portCount(ports);
     if (total === 0) throw agentErrors.noFreeAddress();
     const start = randomBytes(4).readUInt32BE(0) % total;
+    // a reserved port is its account's, bound only by asking for its address
+    const reserved = (await this.reservations?.reservedPorts()) ?? new Set<number>();
     // Walk the ranges from a random offset: free ports are found without a scan per attempt.
     for (let step = 0, attempts = 0; step < total && attempts < RANDOM_PORT_ATTEMPTS; step++) {
       const port = nthPort(ports, (start + step) % total);
-      if (this.claimUses.has(`tcp:${port}`)) continue;
+      if (this.claimUses.has(`tcp:${port}`) || reserved.has(port)) continue;
       attempts++;
       try {
         await this.claimOnce({ kind: 'tcp', port }, accountId);
@@ -138,14 +146,4 @@ export class LiveBinds implements TargetClaims, EndpointPools<EndpointPool> {
 
 function keyOf(target: Claimable): string {
   return target.kind === 'hostname' ? `host:${target.hostname}` : `tcp:${target.port}`;
-}
-
-function nthPort(ranges: EdgeSettings['tcpPorts'], n: number): number {
-  let rest = n;
-  for (const range of ranges) {
-    const size = range.last - range.first + 1;
-    if (rest < size) return range.first + rest;
-    rest -= size;
-  }
-  return ranges[0]!.first;
 }

@@ -1,5 +1,6 @@
 import { aclRefusalFor, type EdgeSettings, type HeldTarget } from '../../domain/tunnels/binds.js';
 import type { DataPlaneRepository } from '../../domain/tunnels/types.js';
+import type { AgentRefusal } from '../../domain/tunnels/agent-errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { AgentSessions, LiveSession } from './agent-sessions.js';
 
@@ -60,16 +61,23 @@ export class RevocationWatch {
       const refusal = aclRefusalFor(target, session.credential, this.edge);
       if (!refusal) continue;
       this.logger.info({ event: 'tunnel_revoked', session_id: session.id, tunnel_id: tunnel.id, error_code: refusal.errorCode }, 'ACL narrowed: stopping a tunnel');
-      if (session.connection.version === '3') {
-        await this.sessions.unbind(session, tunnel.id);
-        void session.connection.stopTunnel(tunnel.id, refusal.message, refusal.errorCode).catch(() => undefined);
-      } else {
-        // A protocol-2 agent has no StopTunnel: the session goes (TUNNELS.md §2).
-        await this.sessions.end(session, 'acl-narrowed');
-        return;
-      }
+      if (!(await stopHeldTunnel(this.sessions, session, tunnel.id, refusal, 'acl-narrowed'))) return;
     }
   }
+}
+
+/**
+ * Stops a tunnel that is no longer permitted: StopTunnel with the refusal for a protocol-3 agent;
+ * a protocol-2 agent has none, so its whole session ends (TUNNELS.md §2). False when it ended.
+ */
+export async function stopHeldTunnel(sessions: AgentSessions, session: LiveSession, tunnelId: string, refusal: AgentRefusal, endReason: string): Promise<boolean> {
+  if (session.connection.version === '3') {
+    await sessions.unbind(session, tunnelId);
+    void session.connection.stopTunnel(tunnelId, refusal.message, refusal.errorCode).catch(() => undefined);
+    return true;
+  }
+  await sessions.end(session, endReason);
+  return false;
 }
 
 function sameRules(a: readonly string[], b: readonly string[]): boolean {
