@@ -21,5 +21,5 @@ export {
   writeHeader,
 } from './frame.js';
 export { FrameCollector, FrameDecoder, type DecoderOptions, type FrameSink, type ParseResult, parseFrames } from './decode.js';
-export { MuxadoSession, type MuxadoOptions } from './session.js';
+export { MuxadoSession, type InputLimit, type MuxadoOptions } from './session.js';
 export { MuxadoStream } from './stream.js';
