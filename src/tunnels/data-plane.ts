@@ -104,6 +104,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     resolveEdge: options.edgeRoutes ? edgeRouting(options.edgeRoutes, registry, options.maxPolicyRules, logger, config.edgePublicTlsPort) : undefined,
     logger,
     metrics: options.metrics,
+    tcpLimits: { idleTimeoutMs: config.edgeTcpIdleTimeoutMs, connectionsPerClient: config.edgeTcpConnectionsPerClient },
   });
   options.metrics?.gaugeDataPlane({
     sessions: () => sessions.size,

@@ -9,10 +9,11 @@ import type { TunnelRegistry } from '../registry.js';
 import { ConnectionSink, type ConnectionMetrics } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import { HttpProxy } from './http-proxy.js';
-import { KINDS, ProxyOpener } from './opener.js';
+import { KINDS, MAX_PROXY_STREAMS_PER_AGENT, ProxyOpener } from './opener.js';
 import { noDelayFromSecondWrite, splice } from './splice.js';
 import { PolicyGate, endpointOfPool, type PolicyMetrics } from './policy-gate.js';
 import { TcpEndpoints } from './tcp-endpoints.js';
+import { TcpConnectionLimits, type TcpLimits } from './tcp-limits.js';
 import { TlsPort, type EdgeRoute } from './tls-port.js';
 
 export type { EdgeRoute } from './tls-port.js';
@@ -39,6 +40,8 @@ export interface PublicTrafficOptions {
   readonly resolveEdge?: (sni: string) => Promise<EdgeRoute | undefined>;
   readonly logger: Logger;
   readonly metrics?: ConnectionMetrics & PolicyMetrics;
+  /** Per-client share and idle timeout of TCP endpoints' connections (busy from half an agent's streams). */
+  readonly tcpLimits: Omit<TcpLimits, 'busyAt'>;
 }
 
 /** Builds the public listeners and installs the TCP port hooks into the registry. */
@@ -47,6 +50,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
   const sink = new ConnectionSink(options.logger, options.metrics);
   const gate = new PolicyGate(edge.region, options.metrics);
   const opener = new ProxyOpener(options.connectionOf);
+  const tcpLimits = new TcpConnectionLimits({ ...options.tcpLimits, busyAt: MAX_PROXY_STREAMS_PER_AGENT / 2 });
   const httpUrl = (host: string) => publicUrl('http', host, edge.httpPort);
   const httpsUrl = (host: string) => publicUrl('https', host, edge.tlsPort);
   const tlsUrl = (host: string) => publicUrl('tls', host, edge.tlsPort);
@@ -62,7 +66,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
     const conn = sink.open('tcp', socket, server);
     const pool = registry.pool(publicUrl('tcp', edge.publicHost, port));
     if (pool) conn.endpointId = pool.endpointId;
-    if (pool && !gate.admit(conn, pool.policy, endpointOfPool(pool))) {
+    if (pool && (!gate.admit(conn, pool.policy, endpointOfPool(pool)) || !tcpLimits.admit(conn, pool.endpointId))) {
       socket.destroy();
       return;
     }
