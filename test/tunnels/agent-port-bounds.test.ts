@@ -133,10 +133,10 @@ describe('bounds of the agent port', () => {
 
     /**
      * Runs `attack` while another session's tunnel is timed and burrow's RSS sampled: memory
-     * grows by less than 32 MiB (over 800 MiB before the bounds) and the tunnel's p50 stays
+     * grows by less than `maxGrowth` (over 800 MiB before the bounds) and the tunnel's p50 stays
      * within 10× (or 100 ms of) its baseline from just before. Resolves with the attack's result.
      */
-    async function boundedUnder<T>(t: TestContext, attack: () => Promise<T>): Promise<T> {
+    async function boundedUnder<T>(t: TestContext, maxGrowth: number, attack: () => Promise<T>): Promise<T> {
       const baseline = await tunnelLatencyMs();
       const rssBefore = rssOf(server.child.pid!);
       let rssPeak = rssBefore;
@@ -148,7 +148,7 @@ describe('bounds of the agent port', () => {
         await new Promise((resolve) => setTimeout(resolve, 500));
         const growth = rssPeak - rssBefore;
         t.diagnostic(`RSS +${(growth / MiB).toFixed(1)} MiB; tunnel p50 ${baseline.toFixed(2)} ms before, ${during.toFixed(2)} ms during`);
-        assert.ok(growth < 32 * MiB, `RSS grew by ${(growth / MiB).toFixed(1)} MiB`);
+        assert.ok(growth < maxGrowth, `RSS grew by ${(growth / MiB).toFixed(1)} MiB`);
         assert.ok(during < Math.max(10 * baseline, baseline + 100), `latency ${during.toFixed(2)} ms during the attack, ${baseline.toFixed(2)} ms before`);
         return result;
       } finally {
@@ -158,7 +158,7 @@ describe('bounds of the agent port', () => {
 
     it('before Auth: the connection is closed at the pre-Auth budget; memory and another session’s latency stay', async (t) => {
       // four connections, as in the issue
-      const agents = await boundedUnder(t, async () => {
+      const agents = await boundedUnder(t, 32 * MiB, async () => {
         const flooding = await Promise.all([0, 1, 2, 3].map(() => heartbeatFlood(false)));
         await Promise.all(flooding.map((agent) => Promise.race([agent.closed, new Promise((r) => setTimeout(r, 15_000))])));
         return flooding;
@@ -171,7 +171,9 @@ describe('bounds of the agent port', () => {
     });
 
     it('after Auth: two heartbeat streams served, the rest refused, echoes coalesced; memory and latency stay', async (t) => {
-      const agent = await boundedUnder(t, () => heartbeatFlood(true));
+      // all 64 MB are read and decrypted here (the streams are refused once their type is read):
+      // measured 20-30 MiB, the TLS buffers Node frees only at its next collections
+      const agent = await boundedUnder(t, 48 * MiB, () => heartbeatFlood(true));
       agent.socket.resume();
       await agent.until('the refusals', () => agent.rst(5 + 2 * 249) !== undefined || agent.isClosed, 10_000);
       if (!agent.isClosed) {
