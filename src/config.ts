@@ -49,7 +49,7 @@ export interface TunnelConfig {
   readonly edgePublicTlsPort: number;
   readonly edgeTlsCert: string | undefined;
   readonly edgeTlsKey: string | undefined;
-  /** Public TCP connections idle (no byte either way) this long are closed; 0 = never. */
+  /** Public TCP (and TLS passthrough) connections idle (no byte either way) this long are closed; 0 = never. */
   readonly edgeTcpIdleTimeoutMs: number;
   /** Public TCP connections one client address (IPv6: /64) may hold to one busy endpoint; 0 = no limit. */
   readonly edgeTcpConnectionsPerClient: number;

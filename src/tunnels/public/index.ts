@@ -124,6 +124,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       sink,
       certificates: options.edgeCertificates,
       https,
+      passthroughLimits: tcpLimits,
     });
     port.server.on('connection', track);
     listeners.push(serverListener('edge-tls', port.server, options.host, options.tlsPort, 'tls', sockets, () => https.server.closeIdleConnections()));

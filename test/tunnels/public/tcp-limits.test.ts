@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import ngrok from '@ngrok/ngrok';
 import { clientKey } from '../../../src/tunnels/public/tcp-limits.js';
@@ -81,13 +82,14 @@ after(async () => {
 describe('public TCP connections: fair share and idle timeout', () => {
   let server: DataPlaneServer;
   let port: number;
+  let session: ngrok.Session;
   const held: Client[] = [];
 
   before(async () => {
     // the default share (50 per client and endpoint); a short idle timeout
     const started = await serverWithTunnel({ EDGE_TCP_IDLE_TIMEOUT_MS: String(IDLE_MS) });
-    ({ server, port } = started);
-    sessions.push(started.session);
+    ({ server, port, session } = started);
+    sessions.push(session);
   });
 
   after(() => {
@@ -142,6 +144,42 @@ describe('public TCP connections: fair share and idle timeout', () => {
     held.push(again);
     assert.ok(await echoes(again, 'a place again'));
     await waitFor('the idle_timeout line', () => server.logs().some((line) => line.outcome === 'idle_timeout'));
+  });
+
+  it('a tls endpoint (passed through) has the same share and idle timeout', async () => {
+    // a local service that accepts and never answers: each TLS handshake waits, the connection idle
+    const local = new Set<net.Socket>();
+    const silent = net.createServer((socket) => {
+      local.add(socket);
+      socket.on('error', () => {});
+      socket.once('close', () => local.delete(socket));
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const host = 'limits.burrow.localhost';
+    const listener = await session.tlsEndpoint().domain(host).listenAndForward(`tls://127.0.0.1:${(silent.address() as net.AddressInfo).port}`);
+    const clients = Array.from({ length: 300 }, () => {
+      const tcp = net.connect({ host: '127.0.0.1', port: server.plane.tlsPort, localAddress: '127.0.0.6' });
+      tcp.on('error', () => {});
+      const socket = tls.connect({ socket: tcp, servername: host });
+      const client: Client = { socket, openedAt: Date.now(), closedAt: undefined };
+      socket.on('error', () => {});
+      socket.once('close', () => (client.closedAt = Date.now()));
+      return client;
+    });
+    try {
+      await waitFor('the connections past the share closed', () => clients.filter((c) => c.closedAt !== undefined).length >= 50, 10_000);
+      await waitFor('the admitted connections reached the local service', () => local.size >= 250, 10_000);
+      assert.equal(clients.filter((c) => c.closedAt === undefined).length, 250);
+      await waitFor('the idle ones closed', () => clients.every((c) => c.closedAt !== undefined), IDLE_MS * 3);
+      const logs = server.logs().filter((line) => line.proto === 'tls');
+      assert.equal(logs.filter((line) => line.outcome === 'client_limit').length, 50);
+      assert.equal(logs.filter((line) => line.outcome === 'idle_timeout').length, 250);
+    } finally {
+      for (const client of clients) client.socket.destroy();
+      await listener.close();
+      for (const socket of local) socket.destroy();
+      silent.close();
+    }
   });
 });
 
