@@ -36,6 +36,5 @@ export const MuxErrorCode = {
   StreamCancelled: 6,
   FrameSize: 8,
   AcceptQueueFull: 9,
-  EnhanceYourCalm: 10,
 } as const;
 export type MuxErrorCode = (typeof MuxErrorCode)[keyof typeof MuxErrorCode];
