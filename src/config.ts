@@ -49,6 +49,10 @@ export interface TunnelConfig {
   readonly edgePublicTlsPort: number;
   readonly edgeTlsCert: string | undefined;
   readonly edgeTlsKey: string | undefined;
+  /** Public TCP (and TLS passthrough) connections idle (no byte either way) this long are closed; 0 = never. */
+  readonly edgeTcpIdleTimeoutMs: number;
+  /** Public TCP connections one client address (IPv6: /64) may hold to one busy endpoint; 0 = no limit. */
+  readonly edgeTcpConnectionsPerClient: number;
   /** 0 = no limit. */
   readonly maxSessionsPerAccount: number;
   readonly maxEndpointsPerSession: number;
@@ -227,6 +231,8 @@ function tunnelConfig(env: Env): TunnelConfig {
     edgePublicTlsPort: integer(env, 'EDGE_PUBLIC_TLS_PORT', edgeTlsPort || 443, 1, 65535),
     edgeTlsCert: present(env, 'EDGE_TLS_CERT'),
     edgeTlsKey: present(env, 'EDGE_TLS_KEY'),
+    edgeTcpIdleTimeoutMs: integer(env, 'EDGE_TCP_IDLE_TIMEOUT_MS', 300_000, 0, 86_400_000),
+    edgeTcpConnectionsPerClient: integer(env, 'EDGE_TCP_CONNECTIONS_PER_CLIENT', 50, 0, 1_000_000),
     maxSessionsPerAccount: integer(env, 'MAX_SESSIONS_PER_ACCOUNT', 100, 0, 1_000_000),
     maxEndpointsPerSession: integer(env, 'MAX_ENDPOINTS_PER_SESSION', 100, 0, 10_000),
     region: regionName(env),

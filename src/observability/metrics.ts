@@ -48,6 +48,10 @@ export class Metrics {
     'burrow_public_connections_denied_total',
     'Public connections closed by a policy, by the action that closed them (deny, restrict-ips, ip-restriction).',
   );
+  readonly agentTlsFailures = new Counter(
+    'burrow_agent_tls_failures_total',
+    'Failed TLS handshakes on the agent port, by reason (the TLS alert or error, e.g. tlsv1_alert_unknown_ca: an agent that does not trust the CA).',
+  );
   private dataPlaneGauges: CallbackGauge[] = [];
   private readonly families: { snapshot(): FamilySnapshot }[] = [
     this.httpRequests,
@@ -59,6 +63,7 @@ export class Metrics {
     this.binds,
     this.policyDuration,
     this.deniedConnections,
+    this.agentTlsFailures,
   ];
 
   /** One bind (or labeled tunnel) and its result: `ok` or the refusal's error code. */
@@ -70,6 +75,11 @@ export class Metrics {
   observePolicy(seconds: number, deniedBy: string | undefined): void {
     this.policyDuration.get('', () => ({})).observe(seconds);
     if (deniedBy !== undefined) this.deniedConnections.get(deniedBy, () => ({ action: deniedBy })).inc();
+  }
+
+  /** One failed TLS handshake on the agent port and its reason. */
+  observeAgentTlsFailure(reason: string): void {
+    this.agentTlsFailures.get(reason, () => ({ reason })).inc();
   }
 
   /** One public connection when it ends: its proto, verdict and bytes each way. */

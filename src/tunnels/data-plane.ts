@@ -7,6 +7,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { AgentListener } from './agents/agent-listener.js';
 import { AgentSessions } from './agents/agent-sessions.js';
+import { TlsFailureLog } from './agents/tls-failures.js';
 import { RevocationWatch } from './agents/revocation.js';
 import { SessionCommands } from './agents/session-commands.js';
 import { TunnelRegistry } from './registry.js';
@@ -84,7 +85,8 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     { edge, limits: { maxSessionsPerAccount: config.maxSessionsPerAccount, maxEndpointsPerSession: config.maxEndpointsPerSession, maxPolicyRules: options.maxPolicyRules }, heartbeatIntervalMs: 10_000, heartbeatToleranceMs: 20_000, authTimeoutMs: 10_000, observeBind: options.metrics ? (result) => options.metrics!.observeBind(result) : undefined, reservations },
     logger,
   );
-  const agentListener = new AgentListener({ host: config.agentHost, port: config.agentPort, cert: material.cert, key: material.key }, sessions);
+  const tlsFailures = new TlsFailureLog(logger, (reason) => options.metrics?.observeAgentTlsFailure(reason));
+  const agentListener = new AgentListener({ host: config.agentHost, port: config.agentPort, cert: material.cert, key: material.key }, sessions, tlsFailures);
   const revocation = new RevocationWatch(sessions, repository, edge, logger);
   const reservationWatch = reservations ? new ReservationWatch(sessions, reservations, logger) : undefined;
   const commands = new SessionCommands(options.instanceId, sessions, repository, logger);
@@ -110,6 +112,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     edges: options.edgeRoutes ? new EdgeRouting(options.edgeRoutes, registry, options.maxPolicyRules, logger, config.edgePublicTlsPort) : undefined,
     logger,
     metrics: options.metrics,
+    tcpLimits: { idleTimeoutMs: config.edgeTcpIdleTimeoutMs, connectionsPerClient: config.edgeTcpConnectionsPerClient },
   });
   options.metrics?.gaugeDataPlane({
     sessions: () => sessions.size,

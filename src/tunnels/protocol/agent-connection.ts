@@ -7,7 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { AgentError, AgentErrors } from './errors.js';
 import { sendCommand, sendStopTunnel, type CommandKind, type CommandOptions, type CommandOutcome } from './commands.js';
-import { Heartbeater, echoHeartbeats, type HeartbeatFailure } from './heartbeat.js';
+import { Heartbeater, MAX_AGENT_HEARTBEAT_STREAMS, echoHeartbeats, type HeartbeatFailure } from './heartbeat.js';
 import type { AuthRequest, AuthResponse } from './auth-messages.js';
 import type { BindRequest, BindResponse } from './bind-messages.js';
 import type { UpdateCommand } from './command-messages.js';
@@ -26,6 +26,14 @@ import { openProxyStream } from './proxy.js';
 import { MuxErrorCode, type ProtocolStream, type StreamSession } from './stream-session.js';
 import { StreamReadError, StreamReader } from './stream-reader.js';
 import { StreamType, streamTypeName } from './stream-types.js';
+
+/**
+ * Before a successful Auth an agent gets what Auth needs (TUNNELS.md §2): a few streams (Auth,
+ * a heartbeat, requests that race the Auth reply) and an Auth body's worth of bytes plus slack;
+ * past the bytes the connection is closed, so no unauthenticated peer makes us hold more.
+ */
+const PRE_AUTH_STREAMS = 16;
+const PRE_AUTH_SLACK_BYTES = 1024 * 1024;
 
 /** Protocol versions served, in the server's preference order. */
 export const SUPPORTED_VERSIONS = ['3', '2'] as const;
@@ -117,6 +125,7 @@ export class AgentConnection extends EventEmitter {
   private authState: 'none' | 'pending' | 'done' = 'none';
   private closeReason: CloseReason | null = null;
   private proxyOpen = 0;
+  private heartbeatStreams = 0;
   /** Set by drainAndClose(): no new proxy streams; GOAWAY once the open ones are done. */
   private drainDebug: string | null = null;
   /** The negotiated protocol version, once authenticated. */
@@ -131,6 +140,8 @@ export class AgentConnection extends EventEmitter {
     this.maxRpcBytes = opts.maxRpcBytes ?? 1024 * 1024;
     this.rpcReadTimeoutMs = opts.rpcReadTimeoutMs ?? 10_000;
     this.streamTypeTimeoutMs = opts.streamTypeTimeoutMs ?? 10_000;
+    session.limitInput?.({ streams: PRE_AUTH_STREAMS, bytes: this.maxRpcBytes + PRE_AUTH_SLACK_BYTES });
+    this.once('authenticated', () => session.limitInput?.(null));
     session.on('stream', (s: ProtocolStream) => void this.onStream(s));
     session.once('close', (err?: Error) => this.finish('transport', err));
     session.once('goaway', () => this.closeWith('agent-goaway'));
@@ -274,7 +285,13 @@ export class AgentConnection extends EventEmitter {
       return;
     }
     if (type === StreamType.Heartbeat) {
-      await echoHeartbeats(s, reader);
+      if (this.heartbeatStreams >= MAX_AGENT_HEARTBEAT_STREAMS) {
+        this.streamError(s, type, 'refused', `more than ${MAX_AGENT_HEARTBEAT_STREAMS} heartbeat streams`);
+        s.reset(MuxErrorCode.StreamRefused);
+        return;
+      }
+      this.heartbeatStreams++;
+      await echoHeartbeats(s, reader).finally(() => this.heartbeatStreams--);
       return;
     }
     if (this.authState !== 'done' && type !== StreamType.Auth) {

@@ -8,10 +8,11 @@ import { SchemeRoutes, type AgentConnections, type EdgeResolver, type TunnelRegi
 import { ConnectionSink, type ConnectionMetrics } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import { HttpProxy } from './http-proxy.js';
-import { KINDS, ProxyOpener } from './opener.js';
+import { KINDS, MAX_PROXY_STREAMS_PER_AGENT, ProxyOpener } from './opener.js';
 import { noDelayFromSecondWrite, splice } from './splice.js';
 import { PolicyGate, endpointOfPool, type PolicyMetrics } from './policy-gate.js';
 import { TcpEndpoints } from './tcp-endpoints.js';
+import { TcpConnectionLimits, type TcpLimits } from './tcp-limits.js';
 import { TlsPort } from './tls-port.js';
 
 export type { EdgeRoute } from '../registry.js';
@@ -38,6 +39,8 @@ export interface PublicTrafficOptions {
   readonly edges?: EdgeResolver;
   readonly logger: Logger;
   readonly metrics?: ConnectionMetrics & PolicyMetrics;
+  /** Per-client share and idle timeout of TCP endpoints' connections (busy from half an agent's streams). */
+  readonly tcpLimits: Omit<TcpLimits, 'busyAt'>;
 }
 
 /** Builds the public listeners and installs the TCP port hooks into the registry. */
@@ -46,6 +49,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
   const sink = new ConnectionSink(options.logger, options.metrics);
   const gate = new PolicyGate(edge.region, options.metrics);
   const opener = new ProxyOpener(options.agents);
+  const tcpLimits = new TcpConnectionLimits({ ...options.tcpLimits, busyAt: MAX_PROXY_STREAMS_PER_AGENT / 2 });
   const sockets = new Set<net.Socket>();
   const track = (socket: net.Socket) => {
     sockets.add(socket);
@@ -58,7 +62,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
     const conn = sink.open('tcp', socket, server);
     const pool = registry.pool(publicUrl('tcp', edge.publicHost, port));
     if (pool) conn.endpointId = pool.endpointId;
-    if (pool && !gate.admit(conn, pool.policy, endpointOfPool(pool))) {
+    if (pool && (!gate.admit(conn, pool.policy, endpointOfPool(pool)) || !tcpLimits.admit(conn, pool.endpointId))) {
       socket.destroy();
       return;
     }
@@ -114,6 +118,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       sink,
       certificates: options.edgeCertificates,
       https,
+      passthroughLimits: tcpLimits,
     });
     port.server.on('connection', track);
     listeners.push(serverListener('edge-tls', port.server, options.host, options.tlsPort, 'tls', sockets, () => https.server.closeIdleConnections()));
