@@ -12,13 +12,17 @@ import { CliUsageError, configFor, print } from './context.js';
 export function agentConfigCommand(): Command {
   return new Command('agent-config')
     .description("print an ngrok agent configuration file for this burrow (server_addr, root_cas, authtoken, update_check: false), or with --sdk an @ngrok/ngrok program")
+    .option('--server-addr <host:port>', 'the address agents dial, when a relay or load balancer stands before the agent port (default: AGENT_HOSTNAME or localhost, and AGENT_PORT)')
     .option('--token <authtoken>', 'the authtoken to write in (default: a placeholder; see burrow credentials create)')
     .option('--sdk', 'print a Node.js program for the @ngrok/ngrok SDK instead')
     .option('--inline-ca', "with --sdk: write the CA's PEM into the program instead of its path (for an agent on another machine)")
-    .action((options: { token?: string; sdk?: boolean; inlineCa?: boolean }, command: Command) => {
+    .action((options: { serverAddr?: string; token?: string; sdk?: boolean; inlineCa?: boolean }, command: Command) => {
       if (options.inlineCa && !options.sdk) throw new CliUsageError('--inline-ca goes with --sdk: the ngrok agent reads root_cas from a file.');
       if (options.token !== undefined && !/^\S+$/.test(options.token)) throw new CliUsageError('--token must be an authtoken: one word, no spaces.');
-      const target = agentTarget(configFor(command).tunnels);
+      if (options.serverAddr !== undefined && !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(options.serverAddr)) {
+        throw new CliUsageError(`--server-addr ${JSON.stringify(options.serverAddr)} is not host:port (an IPv6 address in brackets).`);
+      }
+      const target = agentTarget(configFor(command).tunnels, options.serverAddr);
       for (const line of options.sdk ? sdkProgram(target, options.token, !!options.inlineCa) : agentFile(target, options.token)) print(line);
     });
 }
@@ -29,14 +33,14 @@ interface AgentTarget {
   caPath: string | undefined;
 }
 
-function agentTarget(config: TunnelConfig): AgentTarget {
-  if (config.agentPort === 0) throw new Error('AGENT_PORT is 0 here: this configuration runs no data plane. Run agent-config with the data-plane instance\'s variables.');
+function agentTarget(config: TunnelConfig, serverAddr: string | undefined): AgentTarget {
+  if (config.agentPort === 0 && serverAddr === undefined) throw new Error('AGENT_PORT is 0 here: this configuration runs no data plane. Run agent-config with the data-plane instance\'s variables.');
   const host = config.agentHostname ?? 'localhost';
-  const serverAddr = `${host.includes(':') ? `[${host}]` : host}:${config.agentPort}`;
-  if (config.agentTlsCert !== undefined) return { serverAddr, caPath: undefined };
+  const address = serverAddr ?? `${host.includes(':') ? `[${host}]` : host}:${config.agentPort}`;
+  if (config.agentTlsCert !== undefined) return { serverAddr: address, caPath: undefined };
   const caPath = resolve(config.tlsDir, 'ca.pem');
   if (!existsSync(caPath)) throw new Error(`No CA at ${caPath} yet: start burrow serve once (it creates it), with the same TLS_DIR.`);
-  return { serverAddr, caPath };
+  return { serverAddr: address, caPath };
 }
 
 /** The ngrok agent's configuration file (version 2, which ngrok 2.x and 3.x both read). */

@@ -136,6 +136,13 @@ describe('burrow agent-config', () => {
     });
     const placeholder = parse(ok(await burrow('agent-config'), 'agent-config without a token').stdout) as Record<string, unknown>;
     assert.match(String(placeholder.authtoken), /burrow credentials create/);
+    const relayed = parse(ok(await burrow('agent-config', '--server-addr', 'relay.example.com:443'), 'agent-config --server-addr').stdout) as Record<string, unknown>;
+    assert.equal(relayed.server_addr, 'relay.example.com:443');
+    for (const bad of ['relay.example.com', 'relay.example.com:443 x', '::1:443']) {
+      const refused = await burrow('agent-config', '--server-addr', bad);
+      assert.equal(refused.code, 2, bad);
+      assert.match(refused.stderr, /--server-addr .* is not host:port/);
+    }
   });
 
   it('--sdk prints a program that, run as printed from another directory, serves through this burrow', async () => {
