@@ -173,6 +173,26 @@ describe('burrow agent-config', () => {
     }
   });
 
+  it('the ngrok agent (the classic binary) connects and binds with the printed configuration file', async () => {
+    const token = ok(await burrow('credentials', 'create', '--description', 'classic agent'), 'create').stdout.trim();
+    const dir = makeTempDir('burrow-classic-');
+    const file = join(dir, 'ngrok.yml');
+    // the one addition: its local web interface on a free port rather than 4040, beside other tests
+    writeFileSync(file, `${ok(await burrow('agent-config', '--token', token), 'agent-config').stdout}web_addr: 127.0.0.1:0\n`);
+    const binary = join(PROJECT_ROOT, 'node_modules/@expo/ngrok-bin-linux-x64/ngrok');
+    const agent = spawn(binary, ['http', '9', '--config', file, '--log', 'stdout', '--log-format', 'json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    after(() => agent.kill('SIGKILL'));
+    const started = await new Promise<string | undefined>((resolve) => {
+      createInterface({ input: agent.stdout }).on('line', (line) => {
+        if (line.includes('"started tunnel"')) resolve(line);
+      });
+      agent.once('exit', () => resolve(undefined));
+      setTimeout(() => resolve(undefined), 30_000).unref();
+    });
+    assert.ok(started, 'the agent started a tunnel');
+    assert.match(String((JSON.parse(started) as { url: string }).url), /^https?:\/\/[^.]+\.burrow\.localhost:\d+$/);
+  });
+
   it('says what is missing instead of printing a configuration that cannot work', async () => {
     const noPlane = await runCli(['agent-config'], { databaseUrl: server.databaseUrl, env: { ...server.plane.env, AGENT_PORT: '0' } });
     assert.equal(noPlane.code, 1);
