@@ -15,15 +15,17 @@ export function agentConfigCommand(): Command {
     .option('--server-addr <host:port>', 'the address agents dial, when a relay or load balancer stands before the agent port (default: AGENT_HOSTNAME or localhost, and AGENT_PORT)')
     .option('--token <authtoken>', 'the authtoken to write in (default: a placeholder; see burrow credentials create)')
     .option('--sdk', 'print a Node.js program for the @ngrok/ngrok SDK instead')
+    .option('--forward <url>', 'with --sdk: the local service the program serves', 'http://localhost:3000')
     .option('--inline-ca', "with --sdk: write the CA's PEM into the program instead of its path (for an agent on another machine)")
-    .action((options: { serverAddr?: string; token?: string; sdk?: boolean; inlineCa?: boolean }, command: Command) => {
+    .action((options: { serverAddr?: string; token?: string; sdk?: boolean; inlineCa?: boolean; forward: string }, command: Command) => {
+      if (!/^(https?|tcp|tls):\/\/\S+$/.test(options.forward)) throw new CliUsageError(`--forward ${JSON.stringify(options.forward)} is not a URL such as http://localhost:3000.`);
       if (options.inlineCa && !options.sdk) throw new CliUsageError('--inline-ca goes with --sdk: the ngrok agent reads root_cas from a file.');
       if (options.token !== undefined && !/^\S+$/.test(options.token)) throw new CliUsageError('--token must be an authtoken: one word, no spaces.');
       if (options.serverAddr !== undefined && !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(options.serverAddr)) {
         throw new CliUsageError(`--server-addr ${JSON.stringify(options.serverAddr)} is not host:port (an IPv6 address in brackets).`);
       }
       const target = agentTarget(configFor(command).tunnels, options.serverAddr);
-      for (const line of options.sdk ? sdkProgram(target, options.token, !!options.inlineCa) : agentFile(target, options.token)) print(line);
+      for (const line of options.sdk ? sdkProgram(target, options.token, !!options.inlineCa, options.forward) : agentFile(target, options.token)) print(line);
     });
 }
 
@@ -57,7 +59,9 @@ function agentFile(target: AgentTarget, token: string | undefined): string[] {
   ];
 }
 
-function sdkProgram(target: AgentTarget, token: string | undefined, inlineCa: boolean): string[] {
+function sdkProgram(target: AgentTarget, token: string | undefined, inlineCa: boolean, forward: string): string[] {
+  const scheme = forward.slice(0, forward.indexOf(':'));
+  const endpoint = scheme === 'tcp' ? 'tcpEndpoint()' : scheme === 'tls' ? 'tlsEndpoint()' : 'httpEndpoint()';
   const ca =
     target.caPath === undefined
       ? ["  // .caCert(readFileSync('<the CA that issued AGENT_TLS_CERT>')): the SDK trusts only ngrok's own CA unless told"]
@@ -74,7 +78,7 @@ function sdkProgram(target: AgentTarget, token: string | undefined, inlineCa: bo
     `  .serverAddr(${JSON.stringify(target.serverAddr)})`,
     ...ca,
     '  .connect();',
-    "const listener = await session.httpEndpoint().listenAndForward('http://localhost:3000'); // your local service",
+    `const listener = await session.${endpoint}.listenAndForward(${JSON.stringify(forward)}); // your local service`,
     'console.log(listener.url());',
     '// the SDK does not keep Node running by itself (and stdin may be closed under nohup or a service manager)',
     'setInterval(() => {}, 1 << 30);',

@@ -152,10 +152,8 @@ describe('burrow agent-config', () => {
     const localPort = (local.address() as { port: number }).port;
     try {
       for (const flags of [[], ['--inline-ca']]) {
-        const program = ok(await burrow('agent-config', '--sdk', '--token', token, ...flags), 'agent-config --sdk').stdout;
-        assert.ok(program.includes("'http://localhost:3000'"), program);
-        // the one edit a user makes: where their local service listens
-        const url = await runProgram(program.replace("'http://localhost:3000'", `'http://127.0.0.1:${localPort}'`));
+        const program = ok(await burrow('agent-config', '--sdk', '--token', token, '--forward', `http://127.0.0.1:${localPort}`, ...flags), 'agent-config --sdk').stdout;
+        const url = await runProgram(program);
         const { hostname: host, port } = new URL(url);
         const body = await new Promise<string>((resolve, reject) => {
           https
@@ -202,6 +200,11 @@ describe('burrow agent-config', () => {
     assert.match(noCa.stderr, /No CA at .*ca\.pem yet: start burrow serve once/);
     const inline = await burrow('agent-config', '--inline-ca');
     assert.equal(inline.code, 2);
+    const badForward = await burrow('agent-config', '--sdk', '--forward', 'localhost:3000');
+    assert.equal(badForward.code, 2);
+    assert.match(badForward.stderr, /--forward "localhost:3000" is not a URL/);
+    const tcp = ok(await burrow('agent-config', '--sdk', '--forward', 'tcp://localhost:22'), 'a tcp forward').stdout;
+    assert.match(tcp, /session\.tcpEndpoint\(\)\.listenAndForward\("tcp:\/\/localhost:22"\)/);
     const ownCert = parse(
       ok(await runCli(['agent-config'], { databaseUrl: server.databaseUrl, env: { ...server.plane.env, AGENT_TLS_CERT: '/x/cert.pem', AGENT_TLS_KEY: '/x/key.pem' } }), 'own cert').stdout,
     ) as Record<string, unknown>;

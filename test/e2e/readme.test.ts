@@ -180,6 +180,8 @@ class Shell {
       this.wake?.();
     });
     this.child.stdin!.write('set -e\n');
+    // the agents it started in the background run until killed: never leave them behind
+    process.once('exit', () => this.kill());
   }
 
   private async nextLine(): Promise<string> {
