@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePortRange, freePorts } from '../helpers/data-plane.js';
 import { childEnv, CLI_ARGS_ANYWHERE, cleanupProcesses, makeTempDir, PROJECT_ROOT, startServer, tempDatabaseUrl, type ServerProcess } from '../helpers/server-process.js';
@@ -106,6 +106,8 @@ describe('README.md', () => {
       server = await startServer({ cwd: dir, bootstrapApiKey: null, env });
       const key = server.stderr.map((line) => /^ {4}(\S+_\S+)$/.exec(line)?.[1]).find(Boolean);
       assert.ok(key, `serve printed its first API key:\n${server.stderr.join('\n')}`);
+      // TLS_DIR is the default ./data/tls: the first start's notice still names the CA by an absolute path
+      assert.ok(server.stderr.some((line) => line.includes(`root_cas: ${join(realpathSync(dir), 'data/tls/ca.pem')}`)), server.stderr.join('\n'));
       // what the reader does by hand after the first start: export KEY=<the key printed>
       shell = new Shell(dir, childEnv({ ...env, KEY: key }));
     });
