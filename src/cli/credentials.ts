@@ -18,7 +18,7 @@ export function credentialsCommand(): Command {
     .description('create a credential; its authtoken is printed once (stdout), the rest on stderr')
     .option('--description <text>', 'what the credential is for')
     .option('--metadata <text>', 'arbitrary text kept with it')
-    .addOption(aclOption())
+    .addOption(aclOption('none: it may bind anything'))
     .option('--owner <id>', "the usr_ or bot_ id that owns it (default: the account's only admin user)")
     .option('--account <id>', 'the account (default: the only one, when there is only one)')
     .option('--json', 'print JSON (includes the token)')
@@ -66,7 +66,7 @@ export function credentialsCommand(): Command {
     .description('change the description, metadata or ACL (--acl replaces the whole list, --no-acl empties it)')
     .option('--description <text>', 'a new description')
     .option('--metadata <text>', 'new metadata')
-    .addOption(aclOption())
+    .addOption(aclOption('they replace the whole list'))
     // defined after --acl, so it leaves --acl's default alone: false only when given
     .addOption(new Option('--no-acl', 'an empty ACL: the token may bind anything'))
     .option('--account <id>', 'the account (default: the only one, when there is only one)')
@@ -103,8 +103,8 @@ interface CreateOptions {
 
 type UpdateOptions = Omit<CreateOptions, 'owner'>;
 
-function aclOption(): Option {
-  return new Option('--acl <rule>', 'an ACL rule such as bind:*.example.com; repeat for more (none: binds anything)').argParser(
+function aclOption(help: string): Option {
+  return new Option('--acl <rule>', `an ACL rule such as bind:*.example.com; repeat for more (${help})`).argParser(
     (rule: string, previous: string[] | false | undefined) => [...(previous || []), rule],
   );
 }
