@@ -31,20 +31,20 @@ export function print(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
-/** Prints rows as aligned columns, or as JSON lines with --json. */
-export function printRows(rows: Record<string, unknown>[], json: boolean): void {
+/** Prints rows as aligned columns (`header` false: a later page of the same table), or as JSON lines with --json. */
+export function printRows(rows: Record<string, unknown>[], json: boolean, header = true): void {
   if (json) {
     for (const row of rows) print(JSON.stringify(row));
     return;
   }
   if (rows.length === 0) {
-    print('(none)');
+    if (header) print('(none)');
     return;
   }
   const columns = Object.keys(rows[0]!);
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? '-').length)));
   const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
-  print(line(columns));
+  if (header) print(line(columns));
   for (const row of rows) print(line(columns.map((c) => String(row[c] ?? '-'))));
 }
 

@@ -40,17 +40,19 @@ export function credentialsCommand(): Command {
     .option('--account <id>', 'the account (default: the only one, when there is only one)')
     .option('--json', 'print JSON lines')
     .action(async (options: { account?: string; json?: boolean }, command: Command) => {
-      const rows = await run(command, true, async ({ accounts, credentials }) => {
+      await run(command, true, async ({ accounts, credentials }) => {
         const caller = await operator(accounts, options.account);
-        const all: Credential[] = [];
-        for (let beforeId: string | undefined; ; ) {
+        // page by page, so a million credentials never sit in memory at once
+        for (let beforeId: string | undefined, first = true; ; first = false) {
           const page = await credentials.list(caller, beforeId, 100);
-          all.push(...page.items);
-          if (!page.hasMore || page.items.length === 0) return all;
+          if (page.items.length > 0 || first) {
+            const rows = page.items.map((row) => (options.json ? credentialRow(row) : { ...credentialRow(row), acl: row.acl.join(' ') || '(any)' }));
+            printRows(rows, !!options.json, first);
+          }
+          if (!page.hasMore || page.items.length === 0) return;
           beforeId = page.items[page.items.length - 1]!.id;
         }
       });
-      printRows(rows.map((row) => (options.json ? credentialRow(row) : { ...credentialRow(row), acl: row.acl.join(' ') || '(any)' })), !!options.json);
     });
   credentials
     .command('get <id>')

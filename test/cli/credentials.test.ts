@@ -77,5 +77,8 @@ describe('burrow credentials list', () => {
     assert.ok(ids.length >= 230, `${ids.length} listed`);
     assert.equal(new Set(ids).size, ids.length, 'no credential twice');
     assert.deepEqual([...ids].sort().reverse(), ids, 'newest (largest id) first');
+    const table = (await burrow('credentials', 'list', '--account', account)).stdout.trim().split('\n');
+    assert.equal(table.filter((line) => /^id +account_id/.test(line)).length, 1, 'one header for every page');
+    assert.equal(table.filter((line) => line.startsWith('cr_')).length, ids.length);
   });
 });
