@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import { Authenticator } from '../domain/auth.js';
-import { CredentialService } from '../domain/credentials/service.js';
+import { CredentialService, ownerDirectory } from '../domain/credentials/service.js';
 import { TunnelGroupBackendService } from '../domain/tunnel-group-backends/service.js';
 import { TlsEdgeService } from '../domain/edges/service.js';
 import type { RateLimiter } from '../domain/rate-limit.js';
@@ -46,12 +46,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   const accounts = new SqlAccountRepository(store);
   const credentialRepository = new SqlCredentialRepository(store);
   const authenticator = new Authenticator(new SqlApiKeyLookup(store), credentialRepository);
-  const credentials = new CredentialService(credentialRepository, {
-    isActiveMember: async (accountId, id) => {
-      const principal = await accounts.getPrincipal(id);
-      return principal !== undefined && principal.accountId === accountId && principal.revokedAt === null;
-    },
-  });
+  const credentials = new CredentialService(credentialRepository, ownerDirectory(accounts));
   const groupRepository = new SqlTunnelGroupBackendRepository(store);
   const groups = new TunnelGroupBackendService(groupRepository);
   const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups);

@@ -3,6 +3,7 @@ import { publicUrl } from '../domain/tunnels/binds.js';
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { CliUsageError, configFor, print } from './context.js';
+import type { Config } from '../config.js';
 import { parseIp } from '../domain/policy/cidr.js';
 import type { PolicyConnection, ProgramRule, Verdict } from '../domain/policy/index.js';
 
@@ -42,7 +43,7 @@ export function policyCommand(): Command {
     .option('--max-rules <n>', 'rules allowed (default: MAX_POLICY_RULES, else 25)')
     .option('--json', 'print the verdict as JSON')
     .action(async (file: string, options: TestOptions, command: Command) => {
-      const input = readTestOptions(options, () => configFor(command).maxPolicyRules);
+      const input = readTestOptions(options, () => configFor(command));
       if (typeof input === 'string') return usage(input);
       let source: string;
       try {
@@ -90,7 +91,7 @@ function usage(message: string): void {
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/;
 
 /** The connection the flags describe, or the one-line reason they do not describe one. */
-function readTestOptions(options: TestOptions, defaultMaxRules: () => number): { connection: PolicyConnection; maxRules: number } | string {
+function readTestOptions(options: TestOptions, config: () => Config): { connection: PolicyConnection; maxRules: number } | string {
   if (options.clientIp === undefined) return '--client-ip is required, e.g. --client-ip 203.0.113.7.';
   if (!isIp(options.clientIp)) return `--client-ip ${JSON.stringify(options.clientIp)} is not an IPv4 or IPv6 address.`;
   if (!isIp(options.serverIp)) return `--server-ip ${JSON.stringify(options.serverIp)} is not an IPv4 or IPv6 address.`;
@@ -106,7 +107,7 @@ function readTestOptions(options: TestOptions, defaultMaxRules: () => number): {
   }
   let maxRules: number;
   if (options.maxRules === undefined) {
-    maxRules = defaultMaxRules();
+    maxRules = config().maxPolicyRules;
   } else {
     maxRules = /^\d{1,4}$/.test(options.maxRules) ? Number(options.maxRules) : Number.NaN;
     if (!(maxRules >= 1 && maxRules <= 1000)) return '--max-rules must be a whole number from 1 to 1000.';
@@ -120,7 +121,7 @@ function readTestOptions(options: TestOptions, defaultMaxRules: () => number): {
       clientPort,
       serverIp: options.serverIp,
       serverPort,
-      region: options.region ?? process.env.REGION ?? 'local',
+      region: options.region ?? config().tunnels.region,
       startedAt: now,
       now,
       endpoint: host

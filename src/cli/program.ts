@@ -2,6 +2,8 @@ import { createRequire } from 'node:module';
 import { Command } from 'commander';
 import { adminCommands } from './admin.js';
 import { policyCommand } from './policy.js';
+import { agentConfigCommand } from './agent-config.js';
+import { credentialsCommand } from './credentials.js';
 import { migrateCommand, serveCommand } from './server.js';
 
 export function buildProgram(): Command {
@@ -13,6 +15,8 @@ export function buildProgram(): Command {
   program.addCommand(serveCommand());
   program.addCommand(migrateCommand());
   for (const command of adminCommands()) program.addCommand(command);
+  program.addCommand(credentialsCommand());
+  program.addCommand(agentConfigCommand());
   program.addCommand(policyCommand());
   oneLineErrors(program);
   return program;

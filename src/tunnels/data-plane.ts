@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { TunnelConfig } from '../config.js';
 import type { EdgeSettings } from '../domain/tunnels/binds.js';
 import { AgentIngress, type IngressRepository } from '../domain/tunnels/ingress.js';
@@ -147,11 +148,14 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   };
 }
 
-async function noticeFor(caPath: string, agentAddress: string): Promise<string> {
-  await readFile(caPath, 'utf8');
+async function noticeFor(tlsDirCaPath: string, agentAddress: string): Promise<string> {
+  await readFile(tlsDirCaPath, 'utf8');
+  // absolute: an agent runs from its own directory (or a service manager's)
+  const caPath = resolve(tlsDirCaPath);
   return (
     `\nburrow: created a private certificate authority for the agent port: ${caPath}\n` +
     `Agents must trust it. With the SDK:  new ngrok.SessionBuilder().serverAddr("${agentAddress}").caCert(fs.readFileSync("${caPath}"))\n` +
-    `With the agent config:  server_addr: ${agentAddress}   root_cas: ${caPath}\n\n`
+    `With the agent config:  server_addr: ${agentAddress}   root_cas: ${caPath}\n` +
+    `burrow agent-config prints both in full for this server.\n\n`
   );
 }

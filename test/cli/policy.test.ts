@@ -12,12 +12,12 @@ import { CLI_ARGS } from '../helpers/server-process.js';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'burrow-policy-'));
 
-function burrow(args: string[], input?: string) {
+function burrow(args: string[], input?: string, env: Record<string, string> = {}) {
   const result = spawnSync(process.execPath, [...CLI_ARGS, ...args], {
     cwd: root,
     input,
     encoding: 'utf8',
-    env: { ...process.env, MAX_POLICY_RULES: '' },
+    env: { ...process.env, MAX_POLICY_RULES: '', REGION: '', ...env },
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -129,6 +129,16 @@ describe('burrow policy test', () => {
     assert.equal(output.closedBy, undefined);
     assert.deepEqual((output.rules as Array<{ matched: boolean }>).map((r) => r.matched), [false, true]);
     assert.equal((output.connection as { time: string }).time, '2024-05-01T23:30:00Z');
+  });
+
+  it('conn.server_region is --region, else REGION as serve reads it (checked the same way), else "local"', () => {
+    const regional = file('region.yaml', 'on_tcp_connect:\n  - expressions: ["conn.server_region == \'eu-west\'"]\n    actions: [{type: deny}]\n');
+    assert.equal(burrow(['policy', 'test', regional, '--client-ip', '203.0.113.7']).code, 0, 'default region: local');
+    assert.equal(burrow(['policy', 'test', regional, '--client-ip', '203.0.113.7'], undefined, { REGION: 'eu-west' }).code, 1);
+    assert.equal(burrow(['policy', 'test', regional, '--client-ip', '203.0.113.7', '--region', 'eu-west'], undefined, { REGION: 'us' }).code, 1);
+    const invalid = burrow(['policy', 'test', regional, '--client-ip', '203.0.113.7'], undefined, { REGION: 'Not A Region' });
+    assert.equal(invalid.code, 2);
+    assert.match(invalid.stderr, /^burrow: Invalid configuration: REGION must be/);
   });
 
   it('time.now is the given time in RFC 3339, whole seconds', () => {

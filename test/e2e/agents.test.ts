@@ -95,6 +95,8 @@ describe('the ngrok SDK on one burrow server', () => {
     assert.match(notice, /created a private certificate authority for the agent port/);
     assert.ok(notice.includes(`serverAddr("${server.plane.serverAddr}")`), notice);
     assert.ok(notice.includes(`server_addr: ${server.plane.serverAddr}`), notice);
+    assert.match(notice, /root_cas: \/\S+\/ca\.pem\n/, 'the CA path is absolute');
+    assert.match(notice, /burrow agent-config prints both/);
   });
 
   it('connects with a good token, and logs the session start with the credential', async () => {

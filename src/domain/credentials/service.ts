@@ -1,4 +1,4 @@
-import type { Principal } from '../accounts/types.js';
+import type { AccountRepository, Principal } from '../accounts/types.js';
 import { validateAcl } from '../acl.js';
 import { errors } from '../errors.js';
 import { isIdOf, newId } from '../ids.js';
@@ -17,6 +17,16 @@ export interface CreateCredentialInput {
 export interface OwnerDirectory {
   /** True when `id` is an active user or bot of the account. */
   isActiveMember(accountId: string, id: string): Promise<boolean>;
+}
+
+/** Owners are the account's active users and bots. */
+export function ownerDirectory(accounts: Pick<AccountRepository, 'getPrincipal'>): OwnerDirectory {
+  return {
+    isActiveMember: async (accountId, id) => {
+      const principal = await accounts.getPrincipal(id);
+      return principal !== undefined && principal.accountId === accountId && principal.revokedAt === null;
+    },
+  };
 }
 
 /** The rules of SPEC §5 for tunnel credentials, free of HTTP and SQL. */
