@@ -17,6 +17,7 @@ import { readRules, ruleLabel, TCP_PHASE } from './structure.js';
 import { validateActions } from './actions.js';
 import { checkRuleExpression } from './expressions.js';
 import { collectCompiled, type CompiledCel } from './environment.js';
+import { checkPolicyCost } from './cost.js';
 import type { PolicyValidation, ValidatePolicyOptions, ValidatedPolicy, ValidatedRule } from './types.js';
 
 /**
@@ -33,6 +34,7 @@ export function compiledDuring(policy: ValidatedPolicy): ReadonlyMap<string, Com
 export function validatePolicy(source: string, options?: ValidatePolicyOptions): PolicyValidation {
   try {
     const { result: rules, compiled } = collectCompiled(() => withSubject(options?.subject, () => validate(source, maxRulesOf(options))));
+    checkPolicyCost(rules, compiled);
     const policy: ValidatedPolicy = { rules };
     compiledByPolicy.set(policy, compiled);
     return { ok: true, policy };
