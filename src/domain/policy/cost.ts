@@ -204,7 +204,7 @@ class Walker {
         return { cost: value.cost + 1 + PER_ELEMENT, bound: scope.accu };
       }
       case 'comprehension':
-        return this.comprehension(node, args as Comprehension, scope, repeats);
+        return this.comprehension(args as Comprehension, scope, repeats);
       case 'list':
       case 'map': {
         // A map literal's entries are [key, value] pairs.
@@ -256,7 +256,7 @@ class Walker {
     }
   }
 
-  private comprehension(node: CelNode, c: Comprehension, scope: Scope, repeats: number): Estimate {
+  private comprehension(c: Comprehension, scope: Scope, repeats: number): Estimate {
     const range = this.walk(c.iterable, scope, repeats);
     const init = this.walk(c.init, scope, repeats);
     const len = range.bound.len;
