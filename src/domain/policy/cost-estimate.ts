@@ -255,7 +255,8 @@ class Walker {
     // Any other macro (has(), matches()): the cost of every node it holds, and its operands' sizes.
     const parts = Object.values(macro)
       .flatMap((value) => (Array.isArray(value) ? value : [value]))
-      .filter((value): value is CelNode => isNode(value) && value !== node);
+      // The macro's own call node (its `ast`) would lead back here.
+      .filter((value): value is CelNode => isNode(value) && value !== node && value.meta?.macro !== macro);
     const estimates = parts.map((part) => this.walk(part, scope, repeats));
     const cost = estimates.reduce((sum, e) => sum + e.cost, 1);
     if (isNode(macro.receiver) && isNode(macro.pattern)) {

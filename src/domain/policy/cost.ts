@@ -105,7 +105,7 @@ function forEachChild(node: CelNode, visit: (child: CelNode) => void): void {
   while (queue.length > 0) {
     const value = queue.pop();
     if (isNode(value)) {
-      if (value !== node) visit(value);
+      if (value !== node && (!macro || value.meta?.macro !== macro)) visit(value);
     } else if (Array.isArray(value)) queue.push(...(value as unknown[]));
   }
 }
