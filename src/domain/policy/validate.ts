@@ -9,6 +9,7 @@
  *   5. the number of rules (2264);
  *   6. each rule in order: actions present (2206), expressions (2200), then each action in
  *      order: type (2201/2202), reachability (2207), config (2203/2204/2217/2224).
+ *   7. the worst-case cost of all the expressions together (2200, cost.ts).
  */
 import { POLICY_MAX_BYTES, DEFAULT_MAX_RULES } from './limits.js';
 import { parseTree } from './parse.js';
