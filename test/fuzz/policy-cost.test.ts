@@ -12,8 +12,8 @@ import { POLICY_CONNECTION as CONN } from '../helpers/policy.js';
 import { params } from './world.js';
 
 /**
- * "A few ms": an expression may cost 10,000 steps and a policy 50,000, about 1 ms and 5 ms on this
- * machine's cores; the fastest of three evaluations is compared, with room for a loaded machine.
+ * "A few ms": an expression may cost 10,000 steps and a policy 50,000, at most about 1 ms and 5 ms
+ * of CPU on this machine's cores (far less for most: steps are counted for the worst case).
  */
 const MAX_EVALUATION_MS = 10;
 
@@ -94,14 +94,18 @@ function policyOf(expressions: string[], interpolated: string | null): string {
   return JSON.stringify({ on_tcp_connect: expressions.map((expression) => ({ expressions: [expression], actions })) });
 }
 
-/** The fastest of a few evaluations: one slow run on a shared machine says little. */
+/**
+ * The CPU time of the cheapest of a few evaluations, in ms: CPU rather than wall-clock time, which
+ * on a loaded machine counts the time the process waited for a core; what stalls the event loop on
+ * a machine of its own is the CPU an evaluation needs.
+ */
 function evaluationMs(run: () => void): number {
   let best = Infinity;
-  for (let i = 0; i < 3; i++) {
-    const started = performance.now();
+  for (let i = 0; i < 3 && best > MAX_EVALUATION_MS / 4; i++) {
+    const before = process.cpuUsage();
     run();
-    best = Math.min(best, performance.now() - started);
-    if (best < MAX_EVALUATION_MS / 4) break;
+    const used = process.cpuUsage(before);
+    best = Math.min(best, (used.user + used.system) / 1000);
   }
   return best;
 }
@@ -127,13 +131,13 @@ describe('CEL cost bound', () => {
         const ms = evaluationMs(() => {
           errors = evaluate(program, CONN).errors.map((e) => e.message);
         });
-        slowest = Math.max(slowest, ms);
         assert.deepEqual(errors.filter((e) => /stopped after/.test(e)), [], `the static estimate was below what the run-time budget charged: ${source.slice(0, 400)}`);
-        assert.ok(ms <= MAX_EVALUATION_MS, `an accepted policy took ${ms.toFixed(1)} ms to evaluate: ${source.slice(0, 400)}`);
+        assert.ok(ms <= MAX_EVALUATION_MS, `an accepted policy took ${ms.toFixed(1)} ms of CPU to evaluate: ${source.slice(0, 400)}`);
+        slowest = Math.max(slowest, ms);
       }),
       params(300, 290_009),
     );
-    t.diagnostic(`accepted ${accepted}, refused for their cost ${refusedForCost}; slowest accepted evaluation ${slowest.toFixed(2)} ms`);
+    t.diagnostic(`accepted ${accepted}, refused for their cost ${refusedForCost}; slowest accepted evaluation ${slowest.toFixed(2)} ms of CPU`);
     // The generator must reach both sides of the bound, or the property says little.
     assert.ok(accepted > 50 && refusedForCost > 20, `accepted ${accepted}, refused for their cost ${refusedForCost}`);
   });
