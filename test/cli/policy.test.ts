@@ -77,6 +77,24 @@ describe('burrow policy validate', () => {
     }
   });
 
+  it('refuses a policy too expensive to evaluate (issue 29), as the API does, which leaves the edge as it was', async () => {
+    const list = `[${Array.from({ length: 60 }, (_, i) => i + 1).join(', ')}]`;
+    const expression = `${list}.all(a, ${list}.all(b, ${list}.all(c, ${list}.all(d, ${list}.all(e, a + b + c + d + e > 0)))))`;
+    const document = `on_tcp_connect:\n  - expressions:\n      - "${expression}"\n    actions: [{type: deny}]\n`;
+    const result = burrow(['policy', 'validate', file('stall.yaml', document)]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /ERR_NGROK_2200: Rule 1, expression 1, line 3: .* could take up to [\d,]+ steps to evaluate, more than the 10,000 allowed per expression: its comprehensions may run their innermost body 777,600,000 times/);
+
+    const edge = json<{ id: string }>(await t.call({ method: 'POST', url: '/edges/tls', body: { traffic_policy: { value: 'on_tcp_connect:\n  - actions: [{type: deny}]\n' } } })).id;
+    const response = await t.call({ method: 'PUT', url: `/edges/tls/${edge}/traffic_policy`, body: { value: document } });
+    assert.equal(response.statusCode, 400);
+    const body = json<{ error_code: string; msg: string }>(response);
+    assert.equal(body.error_code, 'ERR_NGROK_2200');
+    assert.ok(result.stderr.includes(`ERR_NGROK_2200: ${body.msg}`), result.stderr);
+    const stored = json<{ value: string }>(await t.call({ method: 'GET', url: `/edges/tls/${edge}/traffic_policy` }));
+    assert.equal(stored.value, 'on_tcp_connect:\n  - actions: [{type: deny}]\n');
+  });
+
   it('exits 1 with a message for a missing file', () => {
     const result = burrow(['policy', 'validate', join(dir, 'missing.yaml')]);
     assert.equal(result.code, 1);

@@ -8,6 +8,7 @@ import { CEL_LIMITS, MAX_EXPRESSION_BYTES } from './limits.js';
 import { quoted, subjectNoun, utf8Bytes } from './problem.js';
 import { INVALID_REGEX_CODE, registerRe2Matches } from './regex.js';
 import { unknownHasField } from './has-check.js';
+import { budgeted } from './cost.js';
 
 // cel-js names a timestamp field by its protobuf name; a bare 'timestamp' here would be an unknown message type.
 const TIMESTAMP = 'google.protobuf.Timestamp';
@@ -119,9 +120,10 @@ export function checkCel(expression: string): CelCheck {
   if (result.valid && parsed) {
     const mismatch = mapKeyMismatch(ast) ?? unknownHasField(ast, VARIABLES);
     if (mismatch) return { ok: false, reason: mismatch };
-    const compiled = parsed as CompiledCel;
-    collector?.set(expression, compiled);
-    return { ok: true, type: result.type ?? 'dyn', compiled };
+    const budget = budgeted(ast, parsed as CompiledCel);
+    if (!budget.ok) return budget;
+    collector?.set(expression, budget.compiled);
+    return { ok: true, type: result.type ?? 'dyn', compiled: budget.compiled };
   }
   const error = result.error as { code?: string; summary?: string } | undefined;
   return { ok: false, reason: explain(error?.code, error?.summary ?? 'it could not be compiled') };

@@ -9,6 +9,7 @@
  *   5. the number of rules (2264);
  *   6. each rule in order: actions present (2206), expressions (2200), then each action in
  *      order: type (2201/2202), reachability (2207), config (2203/2204/2217/2224).
+ *   7. the worst-case cost of all the expressions together (2200, cost.ts).
  */
 import { POLICY_MAX_BYTES, DEFAULT_MAX_RULES } from './limits.js';
 import { parseTree } from './parse.js';
@@ -17,6 +18,7 @@ import { readRules, ruleLabel, TCP_PHASE } from './structure.js';
 import { validateActions } from './actions.js';
 import { checkRuleExpression } from './expressions.js';
 import { collectCompiled, type CompiledCel } from './environment.js';
+import { checkPolicyCost } from './cost.js';
 import type { PolicyValidation, ValidatePolicyOptions, ValidatedPolicy, ValidatedRule } from './types.js';
 
 /**
@@ -33,6 +35,7 @@ export function compiledDuring(policy: ValidatedPolicy): ReadonlyMap<string, Com
 export function validatePolicy(source: string, options?: ValidatePolicyOptions): PolicyValidation {
   try {
     const { result: rules, compiled } = collectCompiled(() => withSubject(options?.subject, () => validate(source, maxRulesOf(options))));
+    checkPolicyCost(rules, compiled);
     const policy: ValidatedPolicy = { rules };
     compiledByPolicy.set(policy, compiled);
     return { ok: true, policy };
