@@ -1,4 +1,6 @@
 import type { Config } from '../config.js';
+import type { OwnerDirectory } from '../domain/accounts/owners.js';
+import { ApiKeyService } from '../domain/api-keys/service.js';
 import { Authenticator } from '../domain/auth.js';
 import { CredentialService } from '../domain/credentials/service.js';
 import { TunnelGroupService } from '../domain/backends/service.js';
@@ -11,6 +13,7 @@ import type { Store } from '../storage/db.js';
 import { isUnavailableError } from '../storage/errors.js';
 import { SqlAccountRepository } from '../storage/repositories/accounts.js';
 import { SqlApiKeyLookup } from '../storage/repositories/api-key-lookup.js';
+import { SqlApiKeyRepository } from '../storage/repositories/api-keys.js';
 import { SqlCredentialRepository } from '../storage/repositories/credentials.js';
 import { SqlTlsEdgeRepository } from '../storage/repositories/tls-edges.js';
 import { SqlTunnelGroupRepository } from '../storage/repositories/tunnel-groups.js';
@@ -41,12 +44,14 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   const accounts = new SqlAccountRepository(store);
   const credentialRepository = new SqlCredentialRepository(store);
   const authenticator = new Authenticator(new SqlApiKeyLookup(store), credentialRepository);
-  const credentials = new CredentialService(credentialRepository, {
+  const owners: OwnerDirectory = {
     isActiveMember: async (accountId, id) => {
       const principal = await accounts.getPrincipal(id);
       return principal !== undefined && principal.accountId === accountId && principal.revokedAt === null;
     },
-  });
+  };
+  const credentials = new CredentialService(credentialRepository, owners);
+  const apiKeys = new ApiKeyService(new SqlApiKeyRepository(store), owners);
   const groupRepository = new SqlTunnelGroupRepository(store);
   const groups = new TunnelGroupService(groupRepository);
   const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups);
@@ -60,6 +65,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     logger,
     authenticator,
     credentials,
+    apiKeys,
     edges,
     live,
     groups,

@@ -134,11 +134,11 @@ export const errors = {
       `The ${field} is ${bytes} bytes long; the limit is ${limit} bytes of UTF-8. Shorten it.`,
       { param: field },
     ),
-  ownerNotPermitted: () =>
+  ownerNotPermitted: (noun: 'credential' | 'API key' = 'credential') =>
     new ApiError(
       403,
       'ERR_NGROK_630',
-      'Only an admin may set owner_id to someone else. Leave owner_id out to own the credential yourself.',
+      `Only an admin may set owner_id to someone else. Leave owner_id out to own the ${noun} yourself.`,
       { param: 'owner_id' },
     ),
   ownerUnknown: (ownerId: string) =>

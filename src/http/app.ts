@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config.js';
+import type { ApiKeyService } from '../domain/api-keys/service.js';
 import type { Authenticator } from '../domain/auth.js';
 import type { CredentialService } from '../domain/credentials/service.js';
 import type { TunnelGroupService } from '../domain/backends/service.js';
@@ -10,6 +11,8 @@ import type { RateLimiter } from '../domain/rate-limit.js';
 import type { LiveObjectService } from '../domain/tunnels/live-objects.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { apiKeyRoutes } from './api-keys/routes.js';
+import { ApiKeyResponse } from './api-keys/schemas.js';
 import { tunnelGroupRoutes } from './backends/routes.js';
 import { TunnelGroupResponse } from './backends/schemas.js';
 import { ErrorBody } from './common/schemas.js';
@@ -45,6 +48,7 @@ export interface HttpDeps {
   logger: Logger;
   authenticator: Authenticator;
   credentials: CredentialService;
+  apiKeys: ApiKeyService;
   edges: TlsEdgeService;
   /** Agent sessions, tunnels and endpoints, and the session commands. */
   live: LiveObjectService;
@@ -139,6 +143,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   app.addSchema(TunnelSessionResponse);
   app.addSchema(TunnelResponse);
   app.addSchema(EndpointResponse);
+  app.addSchema(ApiKeyResponse);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -161,5 +166,6 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await app.register(endpointRoutes, { live, publicUrl: config.publicUrl });
   await app.register(backendModuleRoutes, { edges, publicUrl: config.publicUrl });
   await app.register(tunnelGroupRoutes, { groups, publicUrl: config.publicUrl });
+  await app.register(apiKeyRoutes, { apiKeys: deps.apiKeys, publicUrl: config.publicUrl });
   return app;
 }

@@ -30,6 +30,16 @@ export interface ApiKeysTable {
   display_prefix: string;
   created_at: string;
   revoked_at: string | null;
+  /** Added by 006_console: the /api_keys resource's metadata. */
+  metadata: Generated<string>;
+}
+
+export interface ConsoleSessionsTable {
+  id_hash: string;
+  api_key_id: string;
+  csrf_token: string;
+  created_at: string;
+  last_used_ms: number | string;
 }
 
 export interface CredentialsTable {
@@ -167,4 +177,5 @@ export interface SchemaTables {
   endpoints: EndpointsTable;
   tunnel_claims: TunnelClaimsTable;
   session_commands: SessionCommandsTable;
+  console_sessions: ConsoleSessionsTable;
 }
