@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import type { OwnerDirectory } from '../domain/accounts/owners.js';
 import { ApiKeyService } from '../domain/api-keys/service.js';
 import { Authenticator } from '../domain/auth.js';
+import { ConsoleSessions } from '../domain/console/sessions.js';
 import { CredentialService } from '../domain/credentials/service.js';
 import { TunnelGroupService } from '../domain/backends/service.js';
 import { TlsEdgeService } from '../domain/edges/service.js';
@@ -14,6 +15,7 @@ import { isUnavailableError } from '../storage/errors.js';
 import { SqlAccountRepository } from '../storage/repositories/accounts.js';
 import { SqlApiKeyLookup } from '../storage/repositories/api-key-lookup.js';
 import { SqlApiKeyRepository } from '../storage/repositories/api-keys.js';
+import { SqlConsoleSessionRepository } from '../storage/repositories/console-sessions.js';
 import { SqlCredentialRepository } from '../storage/repositories/credentials.js';
 import { SqlTlsEdgeRepository } from '../storage/repositories/tls-edges.js';
 import { SqlTunnelGroupRepository } from '../storage/repositories/tunnel-groups.js';
@@ -52,6 +54,11 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   };
   const credentials = new CredentialService(credentialRepository, owners);
   const apiKeys = new ApiKeyService(new SqlApiKeyRepository(store), owners);
+  const consoleSessions = new ConsoleSessions(
+    new SqlConsoleSessionRepository(store),
+    (apiKey) => authenticator.authenticate(`Bearer ${apiKey}`),
+    config.console.idleTimeoutMs,
+  );
   const groupRepository = new SqlTunnelGroupRepository(store);
   const groups = new TunnelGroupService(groupRepository);
   const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups);
@@ -66,6 +73,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     authenticator,
     credentials,
     apiKeys,
+    consoleSessions,
     edges,
     live,
     groups,

@@ -174,6 +174,15 @@ export const errors = {
       `The tunnel group ${id} is the backend of ${edgeIds.length === 1 ? 'the TLS edge' : `${edgeIds.length} TLS edges`} ${edgeIds.slice(0, 5).join(', ')}${edgeIds.length > 5 ? ', …' : ''}. Remove their backend modules (DELETE /edges/tls/{id}/backend) or point them at another group, then delete it.`,
     ),
 
+  /** CONSOLE.md §3: no code of the reference API fits a browser session (SPEC §3: leave it out). */
+  consoleSessionEnded: () =>
+    unauthorized(
+      undefined,
+      'Your console session has ended: signed out, idle too long, or its API key was revoked. Sign in again with an API key.',
+    ),
+  consoleCsrfMissing: () =>
+    new ApiError(403, undefined, 'A change made with a console session must carry the session\'s X-CSRF-Token header. Reload the console.'),
+
   // SPEC §3: every 5xx body says only this; the status and Retry-After tell a client to retry.
   /** POST /tunnel_sessions/{id}/stop|restart|update to an agent that cannot (TUNNELS.md §2). */
   agentCommandUnsupported: (command: 'stop' | 'restart' | 'update', reason: string) =>
@@ -186,7 +195,7 @@ export const errors = {
   internal: () => new ApiError(500, undefined, INTERNAL_MESSAGE),
 };
 
-function unauthorized(code: string, message: string): ApiError {
+function unauthorized(code: string | undefined, message: string): ApiError {
   return new ApiError(401, code, message, {}, { 'WWW-Authenticate': 'Bearer' });
 }
 

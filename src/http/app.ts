@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import type { Config } from '../config.js';
 import type { ApiKeyService } from '../domain/api-keys/service.js';
 import type { Authenticator } from '../domain/auth.js';
+import type { ConsoleSessions } from '../domain/console/sessions.js';
 import type { CredentialService } from '../domain/credentials/service.js';
 import type { TunnelGroupService } from '../domain/backends/service.js';
 import type { TlsEdgeService } from '../domain/edges/service.js';
@@ -16,6 +17,8 @@ import { ApiKeyResponse } from './api-keys/schemas.js';
 import { tunnelGroupRoutes } from './backends/routes.js';
 import { TunnelGroupResponse } from './backends/schemas.js';
 import { ErrorBody } from './common/schemas.js';
+import { consoleSessionAuth, consoleSessionRoutes } from './console/session-routes.js';
+import { consoleStaticRoutes } from './console/static.js';
 import { credentialRoutes } from './credentials/routes.js';
 import { CredentialResponse } from './credentials/schemas.js';
 import { tlsEdgeRoutes } from './edges/routes.js';
@@ -49,6 +52,8 @@ export interface HttpDeps {
   authenticator: Authenticator;
   credentials: CredentialService;
   apiKeys: ApiKeyService;
+  /** Console sign-in sessions; the console is served when config.console.enabled. */
+  consoleSessions: ConsoleSessions;
   edges: TlsEdgeService;
   /** Agent sessions, tunnels and endpoints, and the session commands. */
   live: LiveObjectService;
@@ -131,6 +136,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
     rateLimiter,
     checkRoute,
     hostMakesUris: config.publicUrl === undefined,
+    sessionAuth: config.console.enabled ? consoleSessionAuth(deps.consoleSessions) : undefined,
   });
   registerResponseHeadersAndLog(app, registerMetrics(app, deps.metrics));
 
@@ -167,5 +173,9 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await app.register(backendModuleRoutes, { edges, publicUrl: config.publicUrl });
   await app.register(tunnelGroupRoutes, { groups, publicUrl: config.publicUrl });
   await app.register(apiKeyRoutes, { apiKeys: deps.apiKeys, publicUrl: config.publicUrl });
+  if (config.console.enabled) {
+    await app.register(consoleSessionRoutes, { sessions: deps.consoleSessions, publicUrl: config.publicUrl });
+    await app.register(consoleStaticRoutes);
+  }
   return app;
 }
