@@ -174,8 +174,16 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await app.register(tunnelGroupRoutes, { groups, publicUrl: config.publicUrl });
   await app.register(apiKeyRoutes, { apiKeys: deps.apiKeys, publicUrl: config.publicUrl });
   if (config.console.enabled) {
-    await app.register(consoleSessionRoutes, { sessions: deps.consoleSessions, publicUrl: config.publicUrl });
+    await app.register(consoleSessionRoutes, { sessions: deps.consoleSessions, publicUrl: config.publicUrl, agentServer: agentServer(config) });
     await app.register(consoleStaticRoutes);
   }
   return app;
+}
+
+/** The agent address and CA the console's snippets name; null where there is none (no data plane, an operator's certificate). */
+function agentServer(config: Config): { agent_addr: string | null; ca_file: string | null } {
+  const { agentPort, agentHostname, agentTlsCert, tlsDir } = config.tunnels;
+  if (agentPort === 0) return { agent_addr: null, ca_file: null };
+  const host = agentHostname ?? 'localhost';
+  return { agent_addr: `${host.includes(':') ? `[${host}]` : host}:${agentPort}`, ca_file: agentTlsCert === undefined ? `${tlsDir.replace(/\/+$/, '')}/ca.pem` : null };
 }

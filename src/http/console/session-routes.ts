@@ -7,6 +7,8 @@ import { CSRF_HEADER, clearSessionCookie, headerValue, sessionCookie, setSession
 export interface ConsoleSessionRouteDeps {
   sessions: ConsoleSessions;
   publicUrl: string | undefined;
+  /** What the console's snippets tell an agent: this server's agent address and CA file. */
+  agentServer: { agent_addr: string | null; ca_file: string | null };
 }
 
 const config = { public: true };
@@ -24,13 +26,13 @@ export async function consoleSessionRoutes(app: FastifyInstance, deps: ConsoleSe
     if (typeof apiKey !== 'string' || apiKey === '') throw errors.invalidField('api_key', 'must be the API key to sign in with');
     const signedIn = await sessions.signIn(apiKey);
     setSessionCookie(request, reply, signedIn.sessionId, publicUrl);
-    return reply.code(201).send(whoAmI(signedIn.principal, signedIn.csrfToken));
+    return reply.code(201).send(whoAmI(signedIn.principal, signedIn.csrfToken, deps.agentServer));
   });
 
   // The console reads its CSRF token here after a reload (the cookie is HttpOnly).
   app.get('/console/session', { config, schema }, async (request) => {
     const { principal, csrfToken } = await sessions.authenticate(requiredSession(request), false, undefined);
-    return whoAmI(principal, csrfToken);
+    return whoAmI(principal, csrfToken, deps.agentServer);
   });
 
   app.delete('/console/session', { config, schema }, async (request, reply) => {
@@ -48,8 +50,8 @@ function requiredSession(request: FastifyRequest): string {
   return id;
 }
 
-function whoAmI(principal: Principal, csrfToken: string) {
-  return { csrf_token: csrfToken, principal: { id: principal.id, kind: principal.kind, name: principal.name, admin: principal.admin } };
+function whoAmI(principal: Principal, csrfToken: string, server: ConsoleSessionRouteDeps['agentServer']) {
+  return { csrf_token: csrfToken, principal: { id: principal.id, kind: principal.kind, name: principal.name, admin: principal.admin }, server };
 }
 
 /**
