@@ -62,7 +62,10 @@ function Chart({ title, series, version }: { title: string; series: { label: str
       data(),
       box.current!,
     );
-    return () => plot.current?.destroy();
+    // Follow the page's width (a phone turned, a window resized).
+    const resize = new ResizeObserver(() => plot.current?.setSize({ width: Math.max(280, box.current!.clientWidth), height: 180 }));
+    resize.observe(box.current!);
+    return () => (resize.disconnect(), plot.current?.destroy());
   }, []);
   useEffect(() => plot.current?.setData(data()), [version]);
   return <div class="chart" ref={box} />;
