@@ -3,6 +3,7 @@ import type { OwnerDirectory } from '../domain/accounts/owners.js';
 import { ApiKeyService } from '../domain/api-keys/service.js';
 import { Authenticator } from '../domain/auth.js';
 import { ConsoleSessions } from '../domain/console/sessions.js';
+import { InspectionService } from '../domain/inspection/service.js';
 import { CredentialService } from '../domain/credentials/service.js';
 import { TunnelGroupService } from '../domain/backends/service.js';
 import { TlsEdgeService } from '../domain/edges/service.js';
@@ -16,6 +17,7 @@ import { SqlAccountRepository } from '../storage/repositories/accounts.js';
 import { SqlApiKeyLookup } from '../storage/repositories/api-key-lookup.js';
 import { SqlApiKeyRepository } from '../storage/repositories/api-keys.js';
 import { SqlConsoleSessionRepository } from '../storage/repositories/console-sessions.js';
+import { SqlInspectionRepository } from '../storage/repositories/inspection.js';
 import { SqlCredentialRepository } from '../storage/repositories/credentials.js';
 import { SqlTlsEdgeRepository } from '../storage/repositories/tls-edges.js';
 import { SqlTunnelGroupRepository } from '../storage/repositories/tunnel-groups.js';
@@ -64,6 +66,13 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups);
   const live = new LiveObjectService(new SqlLiveObjectReader(store), deps.sessionControl ?? queuedControl(new SqlTunnelRepository(store)), groupRepository);
 
+  const inspection = new InspectionService(new SqlInspectionRepository(store), (caller, id) =>
+    live.getEndpoint(caller, id).then(
+      () => true,
+      () => false,
+    ),
+  );
+
   const metrics = deps.metrics ?? new Metrics();
   store.observeQueries((kind, ms, failed) => metrics.observeQuery(store.dialect, kind, ms, failed));
 
@@ -74,6 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     credentials,
     apiKeys,
     consoleSessions,
+    inspection,
     edges,
     live,
     groups,

@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import type { ApiKeyService } from '../domain/api-keys/service.js';
 import type { Authenticator } from '../domain/auth.js';
 import type { ConsoleSessions } from '../domain/console/sessions.js';
+import type { InspectionService } from '../domain/inspection/service.js';
 import type { CredentialService } from '../domain/credentials/service.js';
 import type { TunnelGroupService } from '../domain/backends/service.js';
 import type { TlsEdgeService } from '../domain/edges/service.js';
@@ -20,6 +21,8 @@ import { ErrorBody } from './common/schemas.js';
 import { consoleSessionAuth, consoleSessionRoutes } from './console/session-routes.js';
 import { consoleStaticRoutes } from './console/static.js';
 import { credentialRoutes } from './credentials/routes.js';
+import { inspectionRoutes } from './inspection/routes.js';
+import { InspectedRequestResponse } from './inspection/schemas.js';
 import { CredentialResponse } from './credentials/schemas.js';
 import { tlsEdgeRoutes } from './edges/routes.js';
 import { backendModuleRoutes } from './edges/backend-routes.js';
@@ -54,6 +57,8 @@ export interface HttpDeps {
   apiKeys: ApiKeyService;
   /** Console sign-in sessions; the console is served when config.console.enabled. */
   consoleSessions: ConsoleSessions;
+  /** Traffic inspection settings and captured requests. */
+  inspection: InspectionService;
   edges: TlsEdgeService;
   /** Agent sessions, tunnels and endpoints, and the session commands. */
   live: LiveObjectService;
@@ -150,6 +155,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   app.addSchema(TunnelResponse);
   app.addSchema(EndpointResponse);
   app.addSchema(ApiKeyResponse);
+  app.addSchema(InspectedRequestResponse);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -173,6 +179,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await app.register(backendModuleRoutes, { edges, publicUrl: config.publicUrl });
   await app.register(tunnelGroupRoutes, { groups, publicUrl: config.publicUrl });
   await app.register(apiKeyRoutes, { apiKeys: deps.apiKeys, publicUrl: config.publicUrl });
+  await app.register(inspectionRoutes, { inspection: deps.inspection, publicUrl: config.publicUrl });
   if (config.console.enabled) {
     await app.register(consoleSessionRoutes, { sessions: deps.consoleSessions, publicUrl: config.publicUrl, agentServer: agentServer(config) });
     await app.register(consoleStaticRoutes);

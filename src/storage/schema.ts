@@ -34,6 +34,22 @@ export interface ApiKeysTable {
   metadata: Generated<string>;
 }
 
+export interface TrafficInspectionSettingsTable {
+  account_id: string;
+  capture: string;
+  body_limit_bytes: number;
+  redact_secrets: number;
+}
+
+export interface InspectedRequestsTable {
+  id: string;
+  account_id: string;
+  endpoint_id: string;
+  /** JSON of the captured exchange. */
+  exchange: string;
+  created_at: string;
+}
+
 export interface ConsoleSessionsTable {
   id_hash: string;
   api_key_id: string;
@@ -178,4 +194,6 @@ export interface SchemaTables {
   tunnel_claims: TunnelClaimsTable;
   session_commands: SessionCommandsTable;
   console_sessions: ConsoleSessionsTable;
+  traffic_inspection_settings: TrafficInspectionSettingsTable;
+  inspected_requests: InspectedRequestsTable;
 }
