@@ -10,6 +10,7 @@ import { Credentials } from './pages/credentials.js';
 import { Edges } from './pages/edges.js';
 import { Endpoints } from './pages/endpoints.js';
 import { Groups } from './pages/groups.js';
+import { Inspector } from './pages/inspector.js';
 import { Overview } from './pages/overview.js';
 import { SignIn } from './pages/sign-in.js';
 
@@ -20,6 +21,7 @@ const PAGES = [
   { path: 'endpoints', title: 'Endpoints' },
   { path: 'edges', title: 'TLS edges' },
   { path: 'groups', title: 'Tunnel groups' },
+  { path: 'inspector', title: 'Inspector' },
   { path: 'api-keys', title: 'API keys' },
 ] as const;
 
@@ -42,6 +44,8 @@ function Page({ path, session }: { path: PagePath; session: Session }) {
       return <Edges />;
     case 'groups':
       return <Groups />;
+    case 'inspector':
+      return <Inspector />;
     case 'api-keys':
       return <ApiKeys session={session} />;
     default:

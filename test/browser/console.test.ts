@@ -4,8 +4,11 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { newId } from '../../src/domain/ids.js';
+import { openStore } from '../../src/storage/db.js';
+import { SqlInspectionRepository } from '../../src/storage/repositories/inspection.js';
 import { startDataPlaneServer, waitFor, type DataPlaneServer } from '../helpers/data-plane.js';
-import { PROJECT_ROOT, cleanupProcesses } from '../helpers/server-process.js';
+import { PROJECT_ROOT, api, cleanupProcesses } from '../helpers/server-process.js';
 
 /**
  * The console in Debian's Chromium against a real `burrow serve` and a real SDK agent
@@ -131,6 +134,44 @@ describe('the console in Chromium', { skip }, () => {
     await page.getByTestId('agents-online').filter({ hasText: '1' }).waitFor();
     await page.locator('.uplot').first().waitFor();
     await shoot('overview');
+  });
+
+  it('inspector: capture settings saved; a captured request opens, its hostile header shown as text', async () => {
+    const endpoint = (await api(server, 'GET', '/endpoints')).body.endpoints[0];
+    const store = openStore(server.databaseUrl, { poolSize: 1 });
+    try {
+      const accountId = server.bootstrap!.accountId;
+      const exchange = {
+        method: 'GET',
+        path: '/search?q=1',
+        status: 200,
+        durationMs: 3,
+        clientIp: '192.0.2.10',
+        requestHeaders: { 'x-evil': [XSS], authorization: ['[REDACTED]'] },
+        responseHeaders: { 'content-type': ['text/plain'] },
+        actions: [],
+        responseBody: { data: Buffer.from('hello').toString('base64'), length: 5, truncated: false },
+      };
+      await new SqlInspectionRepository(store).insertBatch([
+        { id: newId('req').id, accountId, endpointId: endpoint.id, createdAt: new Date().toISOString().slice(0, 19) + 'Z', ...exchange },
+      ]);
+    } finally {
+      await store.close();
+    }
+    await open('inspector', 'Traffic inspector');
+    await page.getByRole('combobox', { name: 'Capture' }).selectOption('heads');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByRole('status').filter({ hasText: 'Settings saved.' }).waitFor();
+    assert.equal((await api(server, 'GET', '/traffic_inspection')).body.capture, 'heads');
+    await page.getByRole('combobox', { name: 'Endpoint' }).selectOption(endpoint.id);
+    await page.getByText('GET /search?q=1').click();
+    const cell = page.locator('td.user-text').filter({ hasText: '<img' }).first();
+    assert.equal(await cell.textContent(), XSS);
+    assert.equal(await page.locator('td img, td script').count(), 0);
+    assert.equal(await page.evaluate<unknown>('window.__xss'), undefined);
+    await page.getByText('Response body: 5 bytes').click();
+    await page.locator('pre code').filter({ hasText: 'hello' }).waitFor();
+    await shoot('inspector');
   });
 
   it('edits a TLS edge’s policy: the server’s error shown inline, then a valid one saved', async () => {
