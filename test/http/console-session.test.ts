@@ -69,6 +69,14 @@ describe('console sessions', () => {
     assert.equal((await withCookie(other.cookie, 'GET', '/credentials')).statusCode, 200);
   });
 
+  it('signing in again ends the browser’s previous session', async () => {
+    const first = await signIn(t.admin.key);
+    const again = await t.call({ method: 'POST', url: '/console/session', key: null, version: false, headers: { cookie: first.cookie }, body: { api_key: t.admin.key } });
+    assert.equal(again.statusCode, 201);
+    expectError(await withCookie(first.cookie, 'GET', '/credentials'), 401, undefined);
+    assert.equal((await withCookie(String(again.headers['set-cookie']).split(';')[0]!, 'GET', '/credentials')).statusCode, 200);
+  });
+
   it('signs out: the cookie is cleared and the session no longer works', async () => {
     const { cookie, csrf } = await signIn(t.admin.key);
     expectError(await withCookie(cookie, 'DELETE', '/console/session'), 403, undefined);

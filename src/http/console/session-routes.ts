@@ -25,6 +25,9 @@ export async function consoleSessionRoutes(app: FastifyInstance, deps: ConsoleSe
     const apiKey = (request.body as Record<string, unknown> | undefined)?.api_key;
     if (typeof apiKey !== 'string' || apiKey === '') throw errors.invalidField('api_key', 'must be the API key to sign in with');
     const signedIn = await sessions.signIn(apiKey);
+    // A browser signing in again leaves no second live session behind.
+    const previous = sessionCookie(request);
+    if (previous !== undefined) await sessions.signOut(previous);
     setSessionCookie(request, reply, signedIn.sessionId, publicUrl);
     return reply.code(201).send(whoAmI(signedIn.principal, signedIn.csrfToken, deps.agentServer));
   });
