@@ -128,6 +128,104 @@ export function Empty({ loading, what }: { loading: boolean; what: string }) {
   return <p class="muted">{loading ? 'Loading…' : `No ${what} yet.`}</p>;
 }
 
+/**
+ * A form's submit: runs `action`, keeps the API's error to show in place (cleared on success).
+ * Returns the error and the handler for `onSubmit` (or `onClick`).
+ */
+export function useSubmit(action: () => Promise<unknown>): { error: unknown; onSubmit: (event?: Event) => Promise<void> } {
+  const [error, setError] = useState<unknown>(undefined);
+  const onSubmit = async (event?: Event) => {
+    event?.preventDefault();
+    try {
+      await action();
+      setError(undefined);
+    } catch (failure) {
+      setError(failure);
+    }
+  };
+  return { error, onSubmit };
+}
+
+export interface Column<T> {
+  title: string;
+  cell: (item: T) => ComponentChildren;
+  class?: string;
+}
+
+/**
+ * A list page's table: one row per item, and optionally a full-width row under an item (its
+ * editor or details). `rowProps` adds attributes to an item's row (data-*, handlers).
+ */
+export function DataTable<T extends { id: string }>(props: {
+  items: T[];
+  columns: Column<T>[];
+  below?: (item: T) => ComponentChildren;
+  rowProps?: (item: T) => Record<string, unknown>;
+}) {
+  const { items, columns, below, rowProps } = props;
+  return (
+    <div class="overflow-auto">
+      <table class="striped">
+        <thead>
+          <tr>
+            {columns.map((column) => (
+              <th key={column.title}>{column.title}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((item) => {
+            const extra = below?.(item);
+            return [
+              <tr key={item.id} {...(rowProps?.(item) ?? {})}>
+                {columns.map((column) => (
+                  <td key={column.title} class={column.class}>
+                    {column.cell(item)}
+                  </td>
+                ))}
+              </tr>,
+              extra ? (
+                <tr key={`${item.id}-below`}>
+                  <td colSpan={columns.length}>{extra}</td>
+                </tr>
+              ) : null,
+            ];
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A labelled one-line text input. */
+export function TextField(props: { label: string; name: string; value: string; onChange: (value: string) => void }) {
+  return (
+    <label>
+      {props.label}
+      <input name={props.name} value={props.value} onInput={(e) => props.onChange((e.target as HTMLInputElement).value)} />
+    </label>
+  );
+}
+
+/** A labelled textarea, for lists entered one item a line. */
+export function LinesField(props: { label: string; name: string; value: string; onChange: (value: string) => void; placeholder?: string; rows?: number }) {
+  return (
+    <label>
+      {props.label}
+      <textarea
+        name={props.name}
+        rows={props.rows ?? 1}
+        placeholder={props.placeholder}
+        value={props.value}
+        onInput={(e) => props.onChange((e.target as HTMLTextAreaElement).value)}
+      />
+    </label>
+  );
+}
+
+/** An id as code. */
+export const Id = ({ id }: { id: string }) => <code>{id}</code>;
+
 /** Lines of a textarea, trimmed, blanks dropped. */
 export function lines(text: string): string[] {
   return text

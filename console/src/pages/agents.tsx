@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { ConfirmButton, Empty, ErrorNote, useList } from '../components.js';
+import { ConfirmButton, DataTable, Empty, ErrorNote, Id, useList } from '../components.js';
 
 interface TunnelSession {
   id: string;
@@ -24,12 +24,13 @@ export function Agents() {
   const tunnels = useList<Tunnel>('/tunnels', 'tunnels');
   const [error, setError] = useState<unknown>(undefined);
   const [notice, setNotice] = useState('');
+  const reload = () => (list.reload(), tunnels.reload());
   const command = (id: string, what: 'stop' | 'restart') =>
     api.post(`/tunnel_sessions/${id}/${what}`).then(
       () => {
         setNotice(`Sent ${what} to ${id}.`);
         setError(undefined);
-        setTimeout(() => (list.reload(), tunnels.reload()), 1500);
+        setTimeout(reload, 1500);
       },
       setError,
     );
@@ -37,7 +38,7 @@ export function Agents() {
   return (
     <section>
       <h2>Agents</h2>
-      <button type="button" class="outline" onClick={() => (list.reload(), tunnels.reload())}>
+      <button type="button" class="outline" onClick={reload}>
         Refresh
       </button>
       {notice ? <p role="status">{notice}</p> : null}
@@ -45,43 +46,29 @@ export function Agents() {
       {list.items.length === 0 ? (
         <Empty loading={list.loading} what="agents online" />
       ) : (
-        <div class="overflow-auto">
-          <table class="striped">
-            <thead>
-              <tr>
-                <th>Session</th>
-                <th>Version</th>
-                <th>OS</th>
-                <th>Address</th>
-                <th>Started</th>
-                <th>Tunnels</th>
-                <th>Credential</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((session) => (
-                <tr key={session.id} data-session={session.id}>
-                  <td>
-                    <code>{session.id}</code>
-                  </td>
-                  <td>{session.agent_version}</td>
-                  <td>{session.os}</td>
-                  <td>{session.ip}</td>
-                  <td>{session.started_at}</td>
-                  <td>{countFor(session.id)}</td>
-                  <td>
-                    <code>{session.credential.id}</code>
-                  </td>
-                  <td class="actions">
-                    <ConfirmButton label="Stop" name={session.id} confirm="Stop the agent" onConfirm={() => command(session.id, 'stop')} />{' '}
-                    <ConfirmButton label="Restart" name={session.id} confirm="Restart the agent" onConfirm={() => command(session.id, 'restart')} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          items={list.items}
+          rowProps={(session) => ({ 'data-session': session.id })}
+          columns={[
+            { title: 'Session', cell: (session) => <Id id={session.id} /> },
+            { title: 'Version', cell: (session) => session.agent_version },
+            { title: 'OS', cell: (session) => session.os },
+            { title: 'Address', cell: (session) => session.ip },
+            { title: 'Started', cell: (session) => session.started_at },
+            { title: 'Tunnels', cell: (session) => countFor(session.id) },
+            { title: 'Credential', cell: (session) => <Id id={session.credential.id} /> },
+            {
+              title: '',
+              class: 'actions',
+              cell: (session) => (
+                <>
+                  <ConfirmButton label="Stop" name={session.id} confirm="Stop the agent" onConfirm={() => command(session.id, 'stop')} />{' '}
+                  <ConfirmButton label="Restart" name={session.id} confirm="Restart the agent" onConfirm={() => command(session.id, 'restart')} />
+                </>
+              ),
+            },
+          ]}
+        />
       )}
     </section>
   );

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.js';
-import { ConfirmButton, Empty, ErrorNote, ShownOnce, useList } from '../components.js';
+import { ConfirmButton, DataTable, Empty, ErrorNote, Id, ShownOnce, useList, useSubmit, TextField } from '../components.js';
 
 interface ApiKey {
   id: string;
@@ -16,65 +16,41 @@ export function ApiKeys({ session }: { session: Session }) {
   const list = useList<ApiKey>('/api_keys', 'keys');
   const [description, setDescription] = useState('');
   const [made, setMade] = useState<ApiKey | undefined>(undefined);
+  const create = useSubmit(async () => {
+    setMade(await api.post<ApiKey>('/api_keys', { description }));
+    setDescription('');
+    list.reload();
+  });
   const [error, setError] = useState<unknown>(undefined);
-  const create = async (event: Event) => {
-    event.preventDefault();
-    try {
-      setMade(await api.post<ApiKey>('/api_keys', { description }));
-      setDescription('');
-      setError(undefined);
-      list.reload();
-    } catch (failure) {
-      setError(failure);
-    }
-  };
   return (
     <section>
       <h2>API keys</h2>
       <p class="muted">{session.principal.admin ? 'Every key of the account.' : 'Your own keys.'}</p>
-      <form onSubmit={create} aria-label="New API key">
-        <label>
-          Description
-          <input name="description" value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} />
-        </label>
-        <ErrorNote error={error} />
+      <form onSubmit={create.onSubmit} aria-label="New API key">
+        <TextField label="Description" name="description" value={description} onChange={setDescription} />
+        <ErrorNote error={create.error} />
         <button type="submit">Create API key</button>
       </form>
       {made?.token ? <ShownOnce title={`API key ${made.id}.`} secret={made.token} /> : null}
-      <ErrorNote error={list.error} />
+      <ErrorNote error={list.error ?? error} />
       {list.items.length === 0 ? (
         <Empty loading={list.loading} what="API keys" />
       ) : (
-        <div class="overflow-auto">
-          <table class="striped">
-            <thead>
-              <tr>
-                <th>Id</th>
-                <th>Description</th>
-                <th>Owner</th>
-                <th>Created</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((key) => (
-                <tr key={key.id} data-key={key.id}>
-                  <td>
-                    <code>{key.id}</code>
-                  </td>
-                  <td class="user-text">{key.description ?? ''}</td>
-                  <td>
-                    <code>{key.owner_id}</code>
-                  </td>
-                  <td>{key.created_at}</td>
-                  <td class="actions">
-                    <ConfirmButton label="Revoke" name={key.id} confirm="Revoke: it stops working" onConfirm={() => api.delete(`/api_keys/${key.id}`).then(list.reload, setError)} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          items={list.items}
+          rowProps={(key) => ({ 'data-key': key.id })}
+          columns={[
+            { title: 'Id', cell: (key) => <Id id={key.id} /> },
+            { title: 'Description', cell: (key) => key.description ?? '', class: 'user-text' },
+            { title: 'Owner', cell: (key) => <Id id={key.owner_id} /> },
+            { title: 'Created', cell: (key) => key.created_at },
+            {
+              title: '',
+              class: 'actions',
+              cell: (key) => <ConfirmButton label="Revoke" name={key.id} confirm="Revoke: it stops working" onConfirm={() => api.delete(`/api_keys/${key.id}`).then(list.reload, setError)} />,
+            },
+          ]}
+        />
       )}
     </section>
   );

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.js';
-import { ConfirmButton, Empty, ErrorNote, ShownOnce, Snippet, lines, useList } from '../components.js';
+import { ConfirmButton, DataTable, Empty, ErrorNote, Id, ShownOnce, Snippet, lines, useList, useSubmit, LinesField, TextField } from '../components.js';
 
 interface Credential {
   id: string;
@@ -34,35 +34,21 @@ function agentConfigSnippet(token: string, server: Session['server']): string {
 function CreateCredential({ server, onCreated }: { server: Session['server']; onCreated: () => void }) {
   const [description, setDescription] = useState('');
   const [acl, setAcl] = useState('');
-  const [error, setError] = useState<unknown>(undefined);
   const [made, setMade] = useState<Credential | undefined>(undefined);
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    try {
-      const credential = await api.post<Credential>('/credentials', { description, acl: lines(acl) });
-      setMade(credential);
-      setDescription('');
-      setAcl('');
-      setError(undefined);
-      onCreated();
-    } catch (failure) {
-      setError(failure);
-    }
-  };
+  const create = useSubmit(async () => {
+    setMade(await api.post<Credential>('/credentials', { description, acl: lines(acl) }));
+    setDescription('');
+    setAcl('');
+    onCreated();
+  });
   return (
     <>
-      <form onSubmit={submit} aria-label="New credential">
+      <form onSubmit={create.onSubmit} aria-label="New credential">
         <fieldset class="grid">
-          <label>
-            Description
-            <input name="description" value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} />
-          </label>
-          <label>
-            ACL (one rule a line; empty permits every bind)
-            <textarea name="acl" rows={2} value={acl} placeholder="bind:*.example.com" onInput={(e) => setAcl((e.target as HTMLTextAreaElement).value)} />
-          </label>
+          <TextField label="Description" name="description" value={description} onChange={setDescription} />
+          <LinesField label="ACL (one rule a line; empty permits every bind)" name="acl" rows={2} placeholder="bind:*.example.com" value={acl} onChange={setAcl} />
         </fieldset>
-        <ErrorNote error={error} />
+        <ErrorNote error={create.error} />
         <button type="submit">Create credential</button>
       </form>
       {made?.token ? (
@@ -85,31 +71,16 @@ function EditCredential({ credential, onDone }: { credential: Credential; onDone
   const [description, setDescription] = useState(credential.description ?? '');
   const [metadata, setMetadata] = useState(credential.metadata ?? '');
   const [acl, setAcl] = useState(credential.acl.join('\n'));
-  const [error, setError] = useState<unknown>(undefined);
-  const save = async (event: Event) => {
-    event.preventDefault();
-    try {
-      await api.patch(`/credentials/${credential.id}`, { description, metadata, acl: lines(acl) });
-      onDone();
-    } catch (failure) {
-      setError(failure);
-    }
-  };
+  const save = useSubmit(async () => {
+    await api.patch(`/credentials/${credential.id}`, { description, metadata, acl: lines(acl) });
+    onDone();
+  });
   return (
-    <form onSubmit={save} aria-label={`Edit ${credential.id}`}>
-      <label>
-        Description
-        <input name="description" value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} />
-      </label>
-      <label>
-        Metadata
-        <input name="metadata" value={metadata} onInput={(e) => setMetadata((e.target as HTMLInputElement).value)} />
-      </label>
-      <label>
-        ACL
-        <textarea name="acl" rows={3} value={acl} onInput={(e) => setAcl((e.target as HTMLTextAreaElement).value)} />
-      </label>
-      <ErrorNote error={error} />
+    <form onSubmit={save.onSubmit} aria-label={`Edit ${credential.id}`}>
+      <TextField label="Description" name="description" value={description} onChange={setDescription} />
+      <TextField label="Metadata" name="metadata" value={metadata} onChange={setMetadata} />
+      <LinesField label="ACL" name="acl" rows={3} value={acl} onChange={setAcl} />
+      <ErrorNote error={save.error} />
       <div role="group">
         <button type="submit">Save</button>
         <button type="button" class="secondary" onClick={onDone}>
@@ -133,49 +104,29 @@ export function Credentials({ session }: { session: Session }) {
       {list.items.length === 0 ? (
         <Empty loading={list.loading} what="credentials" />
       ) : (
-        <div class="overflow-auto">
-          <table class="striped">
-            <thead>
-              <tr>
-                <th>Id</th>
-                <th>Description</th>
-                <th>ACL</th>
-                <th>Owner</th>
-                <th>Created</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((credential) =>
-                editing === credential.id ? (
-                  <tr key={credential.id}>
-                    <td colSpan={6}>
-                      <EditCredential credential={credential} onDone={() => (setEditing(undefined), list.reload())} />
-                    </td>
-                  </tr>
-                ) : (
-                  <tr key={credential.id}>
-                    <td>
-                      <code>{credential.id}</code>
-                    </td>
-                    <td class="user-text">{credential.description ?? ''}</td>
-                    <td>{credential.acl.length ? credential.acl.join(', ') : 'any bind'}</td>
-                    <td>
-                      <code>{credential.owner_id}</code>
-                    </td>
-                    <td>{credential.created_at}</td>
-                    <td class="actions">
-                      <button type="button" class="outline" onClick={() => setEditing(credential.id)}>
-                        Edit
-                      </button>{' '}
-                      <ConfirmButton label="Delete" name={credential.id} confirm="Delete: its agents disconnect" onConfirm={() => remove(credential.id)} />
-                    </td>
-                  </tr>
-                ),
-              )}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          items={list.items}
+          below={(credential) => (editing === credential.id ? <EditCredential credential={credential} onDone={() => (setEditing(undefined), list.reload())} /> : null)}
+          columns={[
+            { title: 'Id', cell: (credential) => <Id id={credential.id} /> },
+            { title: 'Description', cell: (credential) => credential.description ?? '', class: 'user-text' },
+            { title: 'ACL', cell: (credential) => (credential.acl.length ? credential.acl.join(', ') : 'any bind') },
+            { title: 'Owner', cell: (credential) => <Id id={credential.owner_id} /> },
+            { title: 'Created', cell: (credential) => credential.created_at },
+            {
+              title: '',
+              class: 'actions',
+              cell: (credential) => (
+                <>
+                  <button type="button" class="outline" onClick={() => setEditing(editing === credential.id ? undefined : credential.id)}>
+                    Edit
+                  </button>{' '}
+                  <ConfirmButton label="Delete" name={credential.id} confirm="Delete: its agents disconnect" onConfirm={() => remove(credential.id)} />
+                </>
+              ),
+            },
+          ]}
+        />
       )}
     </section>
   );

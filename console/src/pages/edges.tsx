@@ -1,6 +1,7 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
-import { ConfirmButton, Empty, ErrorNote, lines, useList } from '../components.js';
+import { ConfirmButton, Empty, ErrorNote, lines, useList, useSubmit, LinesField, TextField } from '../components.js';
+import { labelText } from './groups.js';
 
 interface PolicyModule {
   enabled: boolean;
@@ -87,7 +88,7 @@ function BackendPicker({ edge, groups, onSaved }: { edge: TlsEdge; groups: Tunne
         <option value="">no backend</option>
         {groups.map((group) => (
           <option key={group.id} value={group.id}>
-            {group.id} ({Object.entries(group.labels).map(([k, v]) => `${k}=${v}`).join(', ')})
+            {group.id} ({labelText(group.labels)})
           </option>
         ))}
       </select>
@@ -103,37 +104,24 @@ export function Edges() {
   const [description, setDescription] = useState('');
   const [hostports, setHostports] = useState('');
   const [error, setError] = useState<unknown>(undefined);
-  useEffect(() => setError(undefined), [open]);
-  const create = async (event: Event) => {
-    event.preventDefault();
-    try {
-      await api.post('/edges/tls', { description, hostports: lines(hostports) });
-      setDescription('');
-      setHostports('');
-      setError(undefined);
-      list.reload();
-    } catch (failure) {
-      setError(failure);
-    }
-  };
+  const create = useSubmit(async () => {
+    await api.post('/edges/tls', { description, hostports: lines(hostports) });
+    setDescription('');
+    setHostports('');
+    list.reload();
+  });
   return (
     <section>
       <h2>TLS edges</h2>
-      <form onSubmit={create} aria-label="New TLS edge">
+      <form onSubmit={create.onSubmit} aria-label="New TLS edge">
         <fieldset class="grid">
-          <label>
-            Description
-            <input name="description" value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} />
-          </label>
-          <label>
-            Hostports (one a line)
-            <textarea name="hostports" rows={1} placeholder="app.example.com:443" value={hostports} onInput={(e) => setHostports((e.target as HTMLTextAreaElement).value)} />
-          </label>
+          <TextField label="Description" name="description" value={description} onChange={setDescription} />
+          <LinesField label="Hostports (one a line)" name="hostports" rows={1} placeholder="app.example.com:443" value={hostports} onChange={setHostports} />
         </fieldset>
-        <ErrorNote error={error} />
+        <ErrorNote error={create.error} />
         <button type="submit">Create edge</button>
       </form>
-      <ErrorNote error={list.error} />
+      <ErrorNote error={list.error ?? error} />
       {list.items.length === 0 ? <Empty loading={list.loading} what="TLS edges" /> : null}
       {list.items.map((edge) => (
         <article key={edge.id} data-edge={edge.id}>

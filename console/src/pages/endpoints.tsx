@@ -1,4 +1,5 @@
-import { Empty, ErrorNote, UrlLink, useList } from '../components.js';
+import { DataTable, Empty, ErrorNote, Id, UrlLink, useList } from '../components.js';
+import { labelText } from './groups.js';
 
 interface Endpoint {
   id: string;
@@ -36,75 +37,31 @@ export function Endpoints() {
       {endpoints.items.length === 0 ? (
         <Empty loading={endpoints.loading} what="endpoints" />
       ) : (
-        <div class="overflow-auto">
-          <table class="striped">
-            <thead>
-              <tr>
-                <th>URL</th>
-                <th>Kind</th>
-                <th>Policy</th>
-                <th>Agent</th>
-                <th>Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {endpoints.items.map((endpoint) => (
-                <tr key={endpoint.id}>
-                  <td>
-                    <UrlLink url={endpoint.url ?? endpoint.public_url} />
-                  </td>
-                  <td>{endpoint.proto}</td>
-                  <td>{endpoint.traffic_policy ? <pre class="inline-policy">{endpoint.traffic_policy}</pre> : 'none'}</td>
-                  <td>
-                    <code>{sessionOf(endpoint.tunnel?.id) ?? '—'}</code>
-                  </td>
-                  <td>{endpoint.created_at}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          items={endpoints.items}
+          columns={[
+            { title: 'URL', cell: (endpoint) => <UrlLink url={endpoint.url ?? endpoint.public_url} /> },
+            { title: 'Kind', cell: (endpoint) => endpoint.proto },
+            { title: 'Policy', cell: (endpoint) => (endpoint.traffic_policy ? <pre class="inline-policy">{endpoint.traffic_policy}</pre> : 'none') },
+            { title: 'Agent', cell: (endpoint) => <Id id={sessionOf(endpoint.tunnel?.id) ?? '—'} /> },
+            { title: 'Created', cell: (endpoint) => endpoint.created_at },
+          ]}
+        />
       )}
       <h2>Tunnels</h2>
       {tunnels.items.length === 0 ? (
         <Empty loading={tunnels.loading} what="tunnels" />
       ) : (
-        <div class="overflow-auto">
-          <table class="striped">
-            <thead>
-              <tr>
-                <th>Tunnel</th>
-                <th>URL or labels</th>
-                <th>Forwards to</th>
-                <th>Agent</th>
-                <th>Started</th>
-              </tr>
-            </thead>
-            <tbody>
-              {tunnels.items.map((tunnel) => (
-                <tr key={tunnel.id}>
-                  <td>
-                    <code>{tunnel.id}</code>
-                  </td>
-                  <td>
-                    {tunnel.public_url ? (
-                      <UrlLink url={tunnel.public_url} />
-                    ) : (
-                      Object.entries(tunnel.labels ?? {})
-                        .map(([key, value]) => `${key}=${value}`)
-                        .join(', ')
-                    )}
-                  </td>
-                  <td>{tunnel.forwards_to}</td>
-                  <td>
-                    <code>{tunnel.tunnel_session.id}</code>
-                  </td>
-                  <td>{tunnel.started_at}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          items={tunnels.items}
+          columns={[
+            { title: 'Tunnel', cell: (tunnel) => <Id id={tunnel.id} /> },
+            { title: 'URL or labels', cell: (tunnel) => (tunnel.public_url ? <UrlLink url={tunnel.public_url} /> : labelText(tunnel.labels ?? {})) },
+            { title: 'Forwards to', cell: (tunnel) => tunnel.forwards_to },
+            { title: 'Agent', cell: (tunnel) => <Id id={tunnel.tunnel_session.id} /> },
+            { title: 'Started', cell: (tunnel) => tunnel.started_at },
+          ]}
+        />
       )}
     </section>
   );

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { ConfirmButton, Empty, ErrorNote, lines, useList } from '../components.js';
+import { ConfirmButton, DataTable, Empty, ErrorNote, Id, lines, useList, useSubmit, LinesField, TextField } from '../components.js';
 
 interface TunnelGroup {
   id: string;
@@ -20,72 +20,53 @@ function parseLabels(text: string): Record<string, string> {
   return labels;
 }
 
+export const labelText = (labels: Record<string, string>) =>
+  Object.entries(labels)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(', ');
+
 export function Groups() {
   const list = useList<TunnelGroup>('/backends/tunnel_group', 'backends');
   const [description, setDescription] = useState('');
   const [labels, setLabels] = useState('');
   const [error, setError] = useState<unknown>(undefined);
-  const create = async (event: Event) => {
-    event.preventDefault();
-    try {
-      await api.post('/backends/tunnel_group', { description, labels: parseLabels(labels) });
-      setDescription('');
-      setLabels('');
-      setError(undefined);
-      list.reload();
-    } catch (failure) {
-      setError(failure);
-    }
-  };
+  const create = useSubmit(async () => {
+    await api.post('/backends/tunnel_group', { description, labels: parseLabels(labels) });
+    setDescription('');
+    setLabels('');
+    list.reload();
+  });
   return (
     <section>
       <h2>Tunnel groups</h2>
-      <form onSubmit={create} aria-label="New tunnel group">
+      <form onSubmit={create.onSubmit} aria-label="New tunnel group">
         <fieldset class="grid">
-          <label>
-            Description
-            <input name="description" value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} />
-          </label>
-          <label>
-            Labels (key=value, one a line)
-            <textarea name="labels" rows={1} placeholder="app=web" value={labels} onInput={(e) => setLabels((e.target as HTMLTextAreaElement).value)} />
-          </label>
+          <TextField label="Description" name="description" value={description} onChange={setDescription} />
+          <LinesField label="Labels (key=value, one a line)" name="labels" rows={1} placeholder="app=web" value={labels} onChange={setLabels} />
         </fieldset>
-        <ErrorNote error={error} />
+        <ErrorNote error={create.error} />
         <button type="submit">Create group</button>
       </form>
-      <ErrorNote error={list.error} />
+      <ErrorNote error={list.error ?? error} />
       {list.items.length === 0 ? (
         <Empty loading={list.loading} what="tunnel groups" />
       ) : (
-        <div class="overflow-auto">
-          <table class="striped">
-            <thead>
-              <tr>
-                <th>Id</th>
-                <th>Description</th>
-                <th>Labels</th>
-                <th>Live tunnels</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((group) => (
-                <tr key={group.id}>
-                  <td>
-                    <code>{group.id}</code>
-                  </td>
-                  <td class="user-text">{group.description ?? ''}</td>
-                  <td>{Object.entries(group.labels).map(([k, v]) => `${k}=${v}`).join(', ')}</td>
-                  <td>{group.tunnels?.length ?? 0}</td>
-                  <td class="actions">
-                    <ConfirmButton label="Delete" name={group.id} confirm="Delete the group" onConfirm={() => api.delete(`/backends/tunnel_group/${group.id}`).then(list.reload, setError)} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          items={list.items}
+          columns={[
+            { title: 'Id', cell: (group) => <Id id={group.id} /> },
+            { title: 'Description', cell: (group) => group.description ?? '', class: 'user-text' },
+            { title: 'Labels', cell: (group) => labelText(group.labels) },
+            { title: 'Live tunnels', cell: (group) => group.tunnels?.length ?? 0 },
+            {
+              title: '',
+              class: 'actions',
+              cell: (group) => (
+                <ConfirmButton label="Delete" name={group.id} confirm="Delete the group" onConfirm={() => api.delete(`/backends/tunnel_group/${group.id}`).then(list.reload, setError)} />
+              ),
+            },
+          ]}
+        />
       )}
     </section>
   );

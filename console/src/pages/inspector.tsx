@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { Empty, ErrorNote, useList } from '../components.js';
+import { DataTable, Empty, ErrorNote, useList, useSubmit } from '../components.js';
 
 interface Settings {
   capture: 'off' | 'heads' | 'bodies';
@@ -31,24 +31,17 @@ interface Captured {
 
 function SettingsForm() {
   const [settings, setSettings] = useState<Settings | undefined>(undefined);
-  const [error, setError] = useState<unknown>(undefined);
+  const [loadError, setLoadError] = useState<unknown>(undefined);
   const [saved, setSaved] = useState(false);
-  useEffect(() => void api.get<Settings>('/traffic_inspection').then(setSettings, setError), []);
-  if (!settings) return <ErrorNote error={error} />;
-  const save = async (event: Event) => {
-    event.preventDefault();
-    try {
-      setSettings(await api.patch<Settings>('/traffic_inspection', settings));
-      setError(undefined);
-      setSaved(true);
-    } catch (failure) {
-      setError(failure);
-      setSaved(false);
-    }
-  };
+  useEffect(() => void api.get<Settings>('/traffic_inspection').then(setSettings, setLoadError), []);
+  const save = useSubmit(async () => {
+    setSettings(await api.patch<Settings>('/traffic_inspection', settings));
+    setSaved(true);
+  });
+  if (!settings) return <ErrorNote error={loadError} />;
   const change = (next: Partial<Settings>) => (setSettings({ ...settings, ...next }), setSaved(false));
   return (
-    <form onSubmit={save} aria-label="Capture settings">
+    <form onSubmit={save.onSubmit} aria-label="Capture settings">
       <fieldset class="grid">
         <label>
           Capture
@@ -67,7 +60,7 @@ function SettingsForm() {
           Redact secret headers
         </label>
       </fieldset>
-      <ErrorNote error={error} />
+      <ErrorNote error={save.error} />
       {saved ? <p role="status">Settings saved.</p> : null}
       <button type="submit">Save settings</button>
     </form>
@@ -122,45 +115,30 @@ function Requests({ endpointId }: { endpointId: string }) {
     return () => clearInterval(timer);
   }, [list.reload]);
   if (list.items.length === 0) return <Empty loading={list.loading} what="captured requests (turn capture on above)" />;
+  const toggle = (id: string) => setOpen(open === id ? undefined : id);
   return (
-    <div class="overflow-auto">
-      <table class="striped">
-        <thead>
-          <tr>
-            <th>Time</th>
-            <th>Request</th>
-            <th>Status</th>
-            <th>ms</th>
-            <th>Client</th>
-            <th>Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.items.map((item) => [
-            <tr key={item.id} class="clickable" tabIndex={0} onClick={() => setOpen(open === item.id ? undefined : item.id)} onKeyDown={(e) => e.key === 'Enter' && setOpen(open === item.id ? undefined : item.id)}>
-              <td>{item.created_at}</td>
-              <td class="user-text">
-                {item.method} {item.path}
-              </td>
-              <td>{item.status}</td>
-              <td>{item.duration_ms}</td>
-              <td>{item.client_ip}</td>
-              <td>{item.actions.join(', ')}</td>
-            </tr>,
-            open === item.id ? (
-              <tr key={`${item.id}-detail`}>
-                <td colSpan={6}>
-                  <Headers title="Request headers" headers={item.request_headers} />
-                  <BodyView label="Request body" body={item.request_body} />
-                  <Headers title="Response headers" headers={item.response_headers} />
-                  <BodyView label="Response body" body={item.response_body} />
-                </td>
-              </tr>
-            ) : null,
-          ])}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      items={list.items}
+      rowProps={(item) => ({ class: 'clickable', tabIndex: 0, onClick: () => toggle(item.id), onKeyDown: (e: KeyboardEvent) => e.key === 'Enter' && toggle(item.id) })}
+      below={(item) =>
+        open === item.id ? (
+          <>
+            <Headers title="Request headers" headers={item.request_headers} />
+            <BodyView label="Request body" body={item.request_body} />
+            <Headers title="Response headers" headers={item.response_headers} />
+            <BodyView label="Response body" body={item.response_body} />
+          </>
+        ) : null
+      }
+      columns={[
+        { title: 'Time', cell: (item) => item.created_at },
+        { title: 'Request', cell: (item) => `${item.method} ${item.path}`, class: 'user-text' },
+        { title: 'Status', cell: (item) => item.status },
+        { title: 'ms', cell: (item) => item.duration_ms },
+        { title: 'Client', cell: (item) => item.client_ip },
+        { title: 'Actions', cell: (item) => item.actions.join(', ') },
+      ]}
+    />
   );
 }
 
