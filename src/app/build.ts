@@ -3,6 +3,7 @@ import type { OwnerDirectory } from '../domain/accounts/owners.js';
 import { ApiKeyService } from '../domain/api-keys/service.js';
 import { Authenticator } from '../domain/auth.js';
 import { ConsoleSessions } from '../domain/console/sessions.js';
+import { errors } from '../domain/errors.js';
 import { InspectionService } from '../domain/inspection/service.js';
 import { CredentialService } from '../domain/credentials/service.js';
 import { TunnelGroupService } from '../domain/backends/service.js';
@@ -56,9 +57,16 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   };
   const credentials = new CredentialService(credentialRepository, owners);
   const apiKeys = new ApiKeyService(new SqlApiKeyRepository(store), owners);
+  const rateLimiter = deps.rateLimiter ?? createRateLimiter(config, store, logger);
+  // A sign-in counts against the account's rate limit like any request made with the key.
   const consoleSessions = new ConsoleSessions(
     new SqlConsoleSessionRepository(store),
-    (apiKey) => authenticator.authenticate(`Bearer ${apiKey}`),
+    async (apiKey) => {
+      const principal = await authenticator.authenticate(`Bearer ${apiKey}`);
+      const wait = rateLimiter.consume(principal.accountId);
+      if (wait > 0) throw errors.rateLimited(wait);
+      return principal;
+    },
     config.console.idleTimeoutMs,
   );
   const groupRepository = new SqlTunnelGroupRepository(store);
@@ -87,7 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     edges,
     live,
     groups,
-    rateLimiter: deps.rateLimiter ?? createRateLimiter(config, store, logger),
+    rateLimiter,
     metrics,
     ping: () => store.ping(),
     isUnavailable: isUnavailableError,

@@ -86,6 +86,18 @@ describe('console sessions', () => {
     expectError(await withCookie(cookie, 'GET', '/credentials'), 401, undefined);
   });
 
+  it('counts sign-ins against the account’s rate limit', async () => {
+    const limited = await createTestApp({ RATE_LIMIT_PER_MINUTE: '2' });
+    try {
+      const signInOnce = () => limited.call({ method: 'POST', url: '/console/session', key: null, version: false, body: { api_key: limited.admin.key } });
+      assert.equal((await signInOnce()).statusCode, 201);
+      assert.equal((await signInOnce()).statusCode, 201);
+      expectError(await signInOnce(), 429, 'ERR_NGROK_226');
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('sets Secure when the public URL is HTTPS', async () => {
     const secure = await createTestApp({ PUBLIC_URL: 'https://api.example.com' });
     try {
