@@ -107,7 +107,7 @@ export function Snippet({ label, text }: { label: string; text: string }) {
       <pre>
         <code>{text}</code>
       </pre>
-      <CopyButton text={text} label={`Copy ${label.toLowerCase()}`} />
+      <CopyButton text={text} label={`Copy: ${label}`} />
     </details>
   );
 }
@@ -165,7 +165,7 @@ export function DataTable<T extends { id: string }>(props: {
   const { items, columns, below, rowProps } = props;
   return (
     <div class="overflow-auto">
-      <table class="striped">
+      <table class="striped stackable">
         <thead>
           <tr>
             {columns.map((column) => (
@@ -179,7 +179,7 @@ export function DataTable<T extends { id: string }>(props: {
             return [
               <tr key={item.id} {...(rowProps?.(item) ?? {})}>
                 {columns.map((column) => (
-                  <td key={column.title} class={column.class}>
+                  <td key={column.title} class={column.class} data-label={column.title}>
                     {column.cell(item)}
                   </td>
                 ))}
