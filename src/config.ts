@@ -26,6 +26,14 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** The data plane (TUNNELS.md §1). */
   readonly tunnels: TunnelConfig;
+  /** The web console at /console/ (CONSOLE.md): CONSOLE=off turns it off. */
+  readonly console: ConsoleConfig;
+}
+
+export interface ConsoleConfig {
+  readonly enabled: boolean;
+  /** A console session unused this long is signed out. */
+  readonly idleTimeoutMs: number;
 }
 
 export interface TunnelConfig {
@@ -106,11 +114,18 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 1, 3_600_000),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
     tunnels: tunnelConfig(env),
+    console: consoleConfig(env),
   };
   if (config.requestTimeoutMs > 0 && config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_MS', `must not exceed REQUEST_TIMEOUT_MS (${config.requestTimeoutMs})`);
   }
   return Object.freeze(config);
+}
+
+function consoleConfig(env: Env): ConsoleConfig {
+  const raw = text(env, 'CONSOLE', 'on').toLowerCase();
+  if (raw !== 'on' && raw !== 'off') throw new ConfigError('CONSOLE', `must be on or off, got ${JSON.stringify(raw)}`);
+  return Object.freeze({ enabled: raw === 'on', idleTimeoutMs: integer(env, 'CONSOLE_IDLE_MINUTES', 30, 1, 10_080) * 60_000 });
 }
 
 function present(env: Env, name: string): string | undefined {

@@ -81,6 +81,13 @@ describe('loadConfig', () => {
     assert.deepEqual(loadConfig({}, { EDGE_HTTP_PORT: '8081' }).tunnels.ignoredWithoutDataPlane, [], 'with the data plane on, nothing is ignored');
   });
 
+  it('serves the console unless CONSOLE=off; CONSOLE_IDLE_MINUTES sets its idle expiry', () => {
+    assert.deepEqual(loadConfig({}, {}).console, { enabled: true, idleTimeoutMs: 30 * 60_000 });
+    assert.deepEqual(loadConfig({}, { CONSOLE: 'OFF', CONSOLE_IDLE_MINUTES: '5' }).console, { enabled: false, idleTimeoutMs: 5 * 60_000 });
+    assert.throws(() => loadConfig({}, { CONSOLE: 'no' }), /CONSOLE must be on or off/);
+    assert.throws(() => loadConfig({}, { CONSOLE_IDLE_MINUTES: '0' }), /CONSOLE_IDLE_MINUTES/);
+  });
+
   it('refuses a headers timeout longer than the request timeout, naming both', () => {
     assert.throws(() => loadConfig({}, { HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' }), /HEADERS_TIMEOUT_MS.*REQUEST_TIMEOUT_MS/);
     assert.equal(loadConfig({}, { HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '0' }).headersTimeoutMs, 20000);

@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import { AccountService } from '../domain/accounts/service.js';
-import { CredentialService, ownerDirectory } from '../domain/credentials/service.js';
+import { ownerDirectory } from '../domain/accounts/owners.js';
+import { CredentialService } from '../domain/credentials/service.js';
 import { openStore, type Store } from '../storage/db.js';
 import { StartupError, reason } from './startup-error.js';
 import { migrateToLatest, pendingMigrations } from '../storage/migrate.js';
