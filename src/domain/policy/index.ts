@@ -25,3 +25,4 @@ export { evaluate } from './evaluate.js';
 export type { ActionOutcome, DenyOutcome, EvaluationError, LogOutcome, RestrictIpsOutcome, RuleOutcome, Verdict } from './evaluate.js';
 export type { PolicyConnection, PolicyEndpoint } from './activation.js';
 export { CidrSet } from './cidr.js';
+export { PHASES, type EndpointKind, type PhaseDescriptor, type PhaseName } from './phases.js';

@@ -4,7 +4,8 @@
  * into CidrSets, `${...}` templates split into literal text and compiled expressions.
  */
 import { CidrSet, parseCidr } from './cidr.js';
-import { checkCel, type CompiledCel } from './environment.js';
+import { checkCel, compiledKey, type CompiledCel } from './environment.js';
+import { PHASE_ORDER, PHASES, type PhaseDescriptor, type PhaseName } from './phases.js';
 import { scanInterpolations } from './interpolation.js';
 import { compiledDuring, validatePolicy } from './validate.js';
 import type { PolicyError, PolicyValue, ValidatePolicyOptions, ValidatedAction, ValidatedPolicy } from './types.js';
@@ -46,7 +47,9 @@ export interface ProgramRule {
 
 /** A compiled policy; immutable and safe to share between connections. */
 export interface PolicyProgram {
+  /** The on_tcp_connect rules (`phases.on_tcp_connect`). */
   readonly rules: readonly ProgramRule[];
+  readonly phases: { readonly [P in PhaseName]: readonly ProgramRule[] };
   /** The validated policy it was compiled from. */
   readonly policy: ValidatedPolicy;
 }
@@ -71,22 +74,26 @@ export function compilePolicy(input: string | ValidatedPolicy, options?: Validat
 
 function compileValidated(policy: ValidatedPolicy): PolicyProgram {
   const known = compiledDuring(policy);
-  const compile = (text: string): CompiledExpression => {
-    const found = known?.get(text);
-    if (found) return { text, run: found };
-    const check = checkCel(text);
-    if (!check.ok) throw new Error(`The policy was not validated: the expression ${JSON.stringify(text)} is not valid: ${check.reason}`);
-    return { text, run: check.compiled };
+  const compilePhase = (phase: PhaseDescriptor): readonly ProgramRule[] => {
+    const compile = (text: string): CompiledExpression => {
+      const found = known?.get(compiledKey(phase, text));
+      if (found) return { text, run: found };
+      const check = checkCel(text, phase);
+      if (!check.ok) throw new Error(`The policy was not validated: the expression ${JSON.stringify(text)} is not valid: ${check.reason}`);
+      return { text, run: check.compiled };
+    };
+    const rules = (policy.phases?.[phase.name] ?? (phase.name === 'on_tcp_connect' ? policy.rules : [])).map(
+      (rule, index): ProgramRule => ({
+        number: index + 1,
+        name: rule.name,
+        expressions: rule.expressions.map(compile),
+        actions: rule.actions.map((action) => compileAction(action, compile)),
+      }),
+    );
+    return Object.freeze(rules);
   };
-  const rules = policy.rules.map(
-    (rule, index): ProgramRule => ({
-      number: index + 1,
-      name: rule.name,
-      expressions: rule.expressions.map(compile),
-      actions: rule.actions.map((action) => compileAction(action, compile)),
-    }),
-  );
-  return Object.freeze({ rules: Object.freeze(rules), policy });
+  const phases = Object.fromEntries(PHASE_ORDER.map((name) => [name, compilePhase(PHASES[name])])) as Record<PhaseName, readonly ProgramRule[]>;
+  return Object.freeze({ rules: phases.on_tcp_connect, phases: Object.freeze(phases), policy });
 }
 
 type Compile = (text: string) => CompiledExpression;

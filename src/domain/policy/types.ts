@@ -2,6 +2,7 @@
  * Public shapes of the traffic policy validator (SPEC §7.3). The validator turns a policy
  * document (a string) into either a normalized policy or the first error found in it.
  */
+import type { EndpointKind, PhaseName } from './phases.js';
 
 /** The first problem found in a policy document; `code` is one of the ERR_NGROK_22xx codes. */
 export interface PolicyError {
@@ -48,9 +49,11 @@ export interface ValidatedRule {
   actions: ValidatedAction[];
 }
 
-/** The normalized `on_tcp_connect` phase (the legacy `inbound` key lands here too). */
+/** The normalized rules of every phase (a phase the document lacks has none). */
 export interface ValidatedPolicy {
+  /** The on_tcp_connect rules (`phases.on_tcp_connect`), which the connection gate runs. */
   rules: ValidatedRule[];
+  phases: Readonly<Record<PhaseName, ValidatedRule[]>>;
 }
 
 export type PolicyValidation = { ok: true; policy: ValidatedPolicy } | { ok: false; error: PolicyError };
@@ -63,6 +66,11 @@ export interface ValidatePolicyOptions {
    * an agent sends with a bind (whose HTTP phases are refused too, but not "on a TLS edge").
    */
   subject?: PolicySubject;
+  /**
+   * The kind of endpoint whose policy it is, which decides the phases it may hold
+   * (phases.ts); default a TLS edge's module, or a TCP endpoint when `subject` is `endpoint`.
+   */
+  endpoint?: EndpointKind;
 }
 
 export type PolicySubject = 'edge' | 'endpoint';

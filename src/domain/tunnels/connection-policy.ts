@@ -1,4 +1,4 @@
-import { compilePolicy, evaluate, type PolicyConnection, type PolicyProgram, type PolicySubject, type Verdict } from '../policy/index.js';
+import { compilePolicy, evaluate, type EndpointKind, type PolicyConnection, type PolicyProgram, type PolicySubject, type Verdict } from '../policy/index.js';
 import { AgentRefusal } from './agent-errors.js';
 
 /**
@@ -21,17 +21,19 @@ export interface IpRestrictionOption {
 /**
  * Compiles a bind's IPRestriction and TrafficPolicy, refusing the bind with the policy error's
  * code and message when either is invalid (the same validation as the REST API's; messages name
- * `subject`, an endpoint unless a TLS edge's module is compiled).
+ * `subject`, an endpoint unless a TLS edge's module is compiled). `kind` decides the phases the
+ * policy may hold (an HTTP phase on a tcp or tls endpoint is ERR_NGROK_2230).
  */
 export function compileBindPolicy(
   trafficPolicy: string | undefined,
   ipRestriction: IpRestrictionOption | null | undefined,
   maxRules: number,
-  subject: PolicySubject = 'endpoint',
+  kind: EndpointKind,
 ): ConnectionPolicy {
+  const subject: PolicySubject = kind === 'tls-edge' ? 'edge' : 'endpoint';
   return {
     ipRestriction: ipRestriction && (ipRestriction.allowCidrs.length > 0 || ipRestriction.denyCidrs.length > 0) ? compileIpRestriction(ipRestriction) : undefined,
-    policy: trafficPolicy === undefined || trafficPolicy === '' ? undefined : compileOrRefuse(trafficPolicy, maxRules, subject),
+    policy: trafficPolicy === undefined || trafficPolicy === '' ? undefined : compileOrRefuse(trafficPolicy, maxRules, subject, kind),
   };
 }
 
@@ -40,11 +42,11 @@ function compileIpRestriction(option: IpRestrictionOption): PolicyProgram {
   if (option.allowCidrs.length > 0) config.allow = [...option.allowCidrs];
   if (option.denyCidrs.length > 0) config.deny = [...option.denyCidrs];
   const document = JSON.stringify({ on_tcp_connect: [{ name: 'IPRestriction', actions: [{ type: 'restrict-ips', config }] }] });
-  return compileOrRefuse(document, 1, 'endpoint');
+  return compileOrRefuse(document, 1, 'endpoint', 'tcp');
 }
 
-function compileOrRefuse(document: string, maxRules: number, subject: PolicySubject): PolicyProgram {
-  const compiled = compilePolicy(document, { maxRules, subject });
+function compileOrRefuse(document: string, maxRules: number, subject: PolicySubject, endpoint: EndpointKind): PolicyProgram {
+  const compiled = compilePolicy(document, { maxRules, subject, endpoint });
   if (compiled.ok) return compiled.program;
   throw new AgentRefusal(Number(compiled.error.code.replace('ERR_NGROK_', '')), compiled.error.message);
 }

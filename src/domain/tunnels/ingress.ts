@@ -138,8 +138,8 @@ export class AgentIngress {
     const [unserved] = options.unservedOptions;
     if (unserved !== undefined) throw agentErrors.unservedOption(unserved, ask.proto);
     const target = resolveBindTarget(ask, credential, this.edge);
-    // Validated exactly as a module of the REST API: an HTTP phase is ERR_NGROK_2230 there too.
-    const policy = compileBindPolicy(options.trafficPolicy, options.ipRestriction, this.limits.maxPolicyRules);
+    // Validated as the REST API validates: a phase the endpoint's kind does not run is ERR_NGROK_2230.
+    const policy = compileBindPolicy(options.trafficPolicy, options.ipRestriction, this.limits.maxPolicyRules, ask.proto);
     return { target, policy };
   }
 

@@ -19,7 +19,7 @@ test('no policy allows everything without evaluating', () => {
 });
 
 test('IPRestriction runs first and closes with its own name', () => {
-  const policy = compileBindPolicy('{"on_tcp_connect":[{"actions":[{"type":"deny"}]}]}', { allowCidrs: ['10.0.0.0/8'], denyCidrs: [] }, 25);
+  const policy = compileBindPolicy('{"on_tcp_connect":[{"actions":[{"type":"deny"}]}]}', { allowCidrs: ['10.0.0.0/8'], denyCidrs: [] }, 25, 'tcp');
   const outside = evaluateConnection(policy, connection('192.0.2.1'));
   assert.deepEqual([outside.allowed, outside.closedBy, outside.verdicts.length], [false, 'ip_restriction', 1]);
   const inside = evaluateConnection(policy, connection('10.1.2.3'));
@@ -27,7 +27,7 @@ test('IPRestriction runs first and closes with its own name', () => {
 });
 
 test('deny CIDRs of IPRestriction, IPv4-mapped clients included', () => {
-  const policy = compileBindPolicy(undefined, { allowCidrs: [], denyCidrs: ['192.0.2.0/24'] }, 25);
+  const policy = compileBindPolicy(undefined, { allowCidrs: [], denyCidrs: ['192.0.2.0/24'] }, 25, 'tcp');
   assert.equal(evaluateConnection(policy, connection('::ffff:192.0.2.9')).allowed, false);
   assert.equal(evaluateConnection(policy, connection('198.51.100.1')).allowed, true);
 });
@@ -35,7 +35,7 @@ test('deny CIDRs of IPRestriction, IPv4-mapped clients included', () => {
 test('an invalid agent policy refuses the bind with the API code', () => {
   const refused = (document: string) => {
     try {
-      compileBindPolicy(document, null, 25);
+      compileBindPolicy(document, null, 25, 'tcp');
     } catch (error) {
       assert.ok(error instanceof AgentRefusal);
       return error.code;
@@ -44,13 +44,26 @@ test('an invalid agent policy refuses the bind with the API code', () => {
   };
   assert.equal(refused('on_http_request: [{actions: [{type: deny}]}]'), 2230);
   assert.equal(refused('{"on_tcp_connect": [{"expressions": ["1 +"], "actions": [{"type": "deny"}]}]}'), 2200);
-  assert.throws(() => compileBindPolicy(undefined, { allowCidrs: ['not-a-cidr'], denyCidrs: [] }, 25), AgentRefusal);
+  assert.throws(() => compileBindPolicy(undefined, { allowCidrs: ['not-a-cidr'], denyCidrs: [] }, 25, 'tcp'), AgentRefusal);
+});
+
+test('an HTTP phase is refused on tcp and tls endpoints (2230), accepted on http and https ones', () => {
+  const document = 'on_http_request: [{actions: [{type: deny}]}]\non_http_response: [{actions: [{type: log, config: {metadata: {a: b}}}]}]';
+  for (const kind of ['tcp', 'tls'] as const) {
+    assert.throws(() => compileBindPolicy(document, null, 25, kind), (error) => error instanceof AgentRefusal && error.code === 2230 && /on_http_request/.test(error.message));
+  }
+  for (const kind of ['http', 'https'] as const) {
+    const compiled = compileBindPolicy(document, null, 25, kind);
+    assert.equal(compiled.policy?.phases.on_http_request.length, 1);
+    assert.equal(compiled.policy?.phases.on_http_response.length, 1);
+    assert.equal(compiled.policy?.phases.on_tcp_connect.length, 0);
+  }
 });
 
 test('an agent policy’s refusal speaks of an endpoint, a stored edge policy of a TLS edge', () => {
   const message = (document: string, subject?: 'edge' | 'endpoint') => {
     try {
-      compileBindPolicy(document, null, 25, subject);
+      compileBindPolicy(document, null, 25, subject === 'edge' ? 'tls-edge' : 'tcp');
     } catch (error) {
       return (error as AgentRefusal).message;
     }
