@@ -11,6 +11,7 @@ import { explainInvalidCidr, parseCidr } from './cidr.js';
 import { checkInterpolations, describeCelType, interpolationType, isWholeInterpolation } from './expressions.js';
 import type { PolicyValue, ValidatedAction } from './types.js';
 import { PHASE_ORDER, PHASES, type PhaseDescriptor } from './phases.js';
+import { validateHttpAction } from './http-actions.js';
 
 /** Every action type the reference service knows: one a phase does not serve is "not allowed here" (2202), not "unknown" (2201). */
 export const KNOWN_ACTIONS: ReadonlySet<string> = new Set([
@@ -40,6 +41,9 @@ export const KNOWN_ACTIONS: ReadonlySet<string> = new Set([
   'verify-webhook',
 ]);
 
+/** Actions after which nothing in the same rule can run: they end the connection or answer the request. */
+const ENDS_THE_PHASE = new Set(['deny', 'custom-response']);
+
 /** Validates the actions of a rule of `phase` in order and returns their normalized form. */
 export function validateActions(rule: RawRule, actions: RawAction[], phase: PhaseDescriptor): ValidatedAction[] {
   const result: ValidatedAction[] = [];
@@ -52,14 +56,18 @@ export function validateActions(rule: RawRule, actions: RawAction[], phase: Phas
     if (denyAt !== undefined) {
       fail(
         CODES.unreachable,
-        `${where}: this action can never run, because action ${denyAt} (deny) before it in the same rule ends the connection; remove it or move it before the deny.`,
+        `${where}: this action can never run, because action ${denyAt} (${actions[denyAt - 1]!.type}) before it in the same rule ends the ${phase.name === 'on_tcp_connect' ? 'connection' : 'request'}; remove it or move it before the ${actions[denyAt - 1]!.type}.`,
       );
     }
     const configWhere = `${label}, line ${action.configLine}`;
+    if (ENDS_THE_PHASE.has(action.type)) denyAt = action.number;
+    if (phase.name !== 'on_tcp_connect' && action.type !== 'log' && action.type !== 'restrict-ips') {
+      result.push(validateHttpAction(action.type, label, configWhere, action.config));
+      continue;
+    }
     switch (action.type) {
       case 'deny':
         result.push(validateDeny(configWhere, action.config));
-        denyAt = action.number;
         break;
       case 'log':
         result.push(validateLog(label, configWhere, action.config));

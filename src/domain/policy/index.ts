@@ -26,3 +26,9 @@ export type { ActionOutcome, DenyOutcome, EvaluationError, LogOutcome, RestrictI
 export type { PolicyConnection, PolicyEndpoint } from './activation.js';
 export { CidrSet } from './cidr.js';
 export { PHASES, type EndpointKind, type PhaseDescriptor, type PhaseName } from './phases.js';
+
+/** The HTTP phases (HTTP-POLICY.md): evaluated per request and per answer. */
+export { evaluateHttpRequest, evaluateHttpResponse } from './http-evaluate.js';
+export type { HttpAnswer, HttpDecision, HttpPolicyContext, TakenAction } from './http-evaluate.js';
+export type { PolicyHttpRequest, PolicyHttpResponse } from './http-activation.js';
+export { RateBuckets } from './rate-buckets.js';

@@ -28,13 +28,25 @@ export const PHASES: { readonly [P in PhaseName]: PhaseDescriptor } = {
   on_http_request: {
     name: 'on_http_request',
     runsOn: HTTP_KINDS,
-    actions: ['deny', 'log', 'restrict-ips'],
+    actions: [
+      'add-headers',
+      'basic-auth',
+      'custom-response',
+      'deny',
+      'log',
+      'rate-limit',
+      'redirect',
+      'remove-headers',
+      'restrict-ips',
+      'set-vars',
+      'url-rewrite',
+    ],
     variables: HTTP_REQUEST_VARIABLES,
   },
   on_http_response: {
     name: 'on_http_response',
     runsOn: HTTP_KINDS,
-    actions: ['log'],
+    actions: ['add-headers', 'custom-response', 'log', 'remove-headers', 'set-vars'],
     variables: HTTP_RESPONSE_VARIABLES,
   },
 };

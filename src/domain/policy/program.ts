@@ -6,6 +6,7 @@
 import { CidrSet, parseCidr } from './cidr.js';
 import { checkCel, compiledKey, type CompiledCel } from './environment.js';
 import { PHASE_ORDER, PHASES, type PhaseDescriptor, type PhaseName } from './phases.js';
+import { compileHttpAction, type HttpProgramAction, type StringTemplate } from './http-program.js';
 import { scanInterpolations } from './interpolation.js';
 import { compiledDuring, validatePolicy } from './validate.js';
 import type { PolicyError, PolicyValue, ValidatePolicyOptions, ValidatedAction, ValidatedPolicy } from './types.js';
@@ -33,9 +34,10 @@ export interface CidrList {
 }
 
 export type ProgramAction =
-  | { type: 'deny' }
+  | { type: 'deny'; status?: number }
   | { type: 'log'; metadata: Array<[string, ValueTemplate]>; fixed: boolean }
-  | { type: 'restrict-ips'; allow: CidrList; deny: CidrList; enforce: boolean };
+  | { type: 'restrict-ips'; allow: CidrList; deny: CidrList; enforce: boolean }
+  | Exclude<HttpProgramAction, { type: 'deny' }>;
 
 export interface ProgramRule {
   /** 1-based position in the phase. */
@@ -87,7 +89,7 @@ function compileValidated(policy: ValidatedPolicy): PolicyProgram {
         number: index + 1,
         name: rule.name,
         expressions: rule.expressions.map(compile),
-        actions: rule.actions.map((action) => compileAction(action, compile)),
+        actions: rule.actions.map((action, a) => compileAction(action, compile, `${phase.name} rule ${index + 1} action ${a + 1}`)),
       }),
     );
     return Object.freeze(rules);
@@ -98,10 +100,10 @@ function compileValidated(policy: ValidatedPolicy): PolicyProgram {
 
 type Compile = (text: string) => CompiledExpression;
 
-function compileAction(action: ValidatedAction, compile: Compile): ProgramAction {
+function compileAction(action: ValidatedAction, compile: Compile, id: string): ProgramAction {
   switch (action.type) {
     case 'deny':
-      return { type: 'deny' };
+      return action.config === null ? { type: 'deny' } : { type: 'deny', status: action.config.status_code };
     case 'log': {
       const metadata = Object.entries(action.config.metadata).map(([key, value]): [string, ValueTemplate] => [key, template(value, compile)]);
       return { type: 'log', metadata, fixed: metadata.every(([, t]) => t.kind === 'static') };
@@ -113,6 +115,8 @@ function compileAction(action: ValidatedAction, compile: Compile): ProgramAction
         deny: cidrList(action.config.deny, compile),
         enforce: action.config.enforce,
       };
+    default:
+      return compileHttpAction(action, (value) => template(value, compile) as StringTemplate, id) as ProgramAction;
   }
 }
 

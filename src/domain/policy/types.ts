@@ -15,8 +15,8 @@ export type PolicyValue = string | number | boolean | null | PolicyValue[] | { [
 
 export interface DenyAction {
   type: 'deny';
-  /** deny takes no configuration. */
-  config: null;
+  /** No configuration in on_tcp_connect; in HTTP phases the answer's status (default 403). */
+  config: null | { status_code: number };
 }
 
 export interface LogAction {
@@ -38,7 +38,26 @@ export interface RestrictIpsAction {
   };
 }
 
-export type ValidatedAction = DenyAction | LogAction | RestrictIpsAction;
+/** Header names and values as written (values may hold `${...}`). */
+export type HeaderList = Array<[string, string]>;
+
+/** The actions only HTTP phases have (HTTP-POLICY.md §2); configs normalized, defaults filled in. */
+export type HttpAction =
+  | DenyAction
+  | { type: 'add-headers'; config: { headers: HeaderList } }
+  /** Lower-case names. */
+  | { type: 'remove-headers'; config: { headers: string[] } }
+  | { type: 'custom-response'; config: { status_code: number; body: string; headers: HeaderList } }
+  | { type: 'redirect'; config: { from: string | null; to: string; status_code: number; headers: HeaderList } }
+  | { type: 'url-rewrite'; config: { from: string | null; to: string } }
+  | { type: 'set-vars'; config: { vars: Array<[string, PolicyValue]> } }
+  | { type: 'basic-auth'; config: { credentials: Array<{ username: string; password: string }>; realm: string; enforce: boolean } }
+  | {
+      type: 'rate-limit';
+      config: { name: string; algorithm: 'sliding_window'; capacity: number; rate: string; rateSeconds: number; bucket_key: string[] };
+    };
+
+export type ValidatedAction = LogAction | RestrictIpsAction | HttpAction;
 
 export interface ValidatedRule {
   /** null when the rule has no `name`. */
