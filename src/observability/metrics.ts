@@ -48,6 +48,10 @@ export class Metrics {
     'burrow_public_connections_denied_total',
     'Public connections closed by a policy, by the action that closed them (deny, restrict-ips, ip-restriction).',
   );
+  readonly policyActions = new Counter(
+    'burrow_policy_actions_total',
+    'Traffic policy actions taken on HTTP requests and answers, by action type and phase.',
+  );
   private dataPlaneGauges: CallbackGauge[] = [];
   private readonly families: { snapshot(): FamilySnapshot }[] = [
     this.httpRequests,
@@ -59,6 +63,7 @@ export class Metrics {
     this.binds,
     this.policyDuration,
     this.deniedConnections,
+    this.policyActions,
   ];
 
   /** One bind (or labeled tunnel) and its result: `ok` or the refusal's error code. */
@@ -70,6 +75,11 @@ export class Metrics {
   observePolicy(seconds: number, deniedBy: string | undefined): void {
     this.policyDuration.get('', () => ({})).observe(seconds);
     if (deniedBy !== undefined) this.deniedConnections.get(deniedBy, () => ({ action: deniedBy })).inc();
+  }
+
+  /** One traffic policy action taken in an HTTP phase. */
+  observePolicyAction(type: string, phase: string): void {
+    this.policyActions.get(`${type}|${phase}`, () => ({ type, phase })).inc();
   }
 
   /** One public connection when it ends: its proto, verdict and bytes each way. */

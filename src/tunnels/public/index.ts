@@ -12,6 +12,7 @@ import { HttpProxy } from './http-proxy.js';
 import { KINDS, ProxyOpener } from './opener.js';
 import { noDelayFromSecondWrite, splice } from './splice.js';
 import { PolicyGate, endpointOfPool, type PolicyMetrics } from './policy-gate.js';
+import { HttpPolicy } from './http-policy.js';
 import { TcpEndpoints } from './tcp-endpoints.js';
 import { TlsPort, type EdgeRoute } from './tls-port.js';
 
@@ -46,6 +47,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
   const { registry, edge } = options;
   const sink = new ConnectionSink(options.logger, options.metrics);
   const gate = new PolicyGate(edge.region, options.metrics);
+  const httpPolicy = new HttpPolicy(edge.region, options.metrics);
   const opener = new ProxyOpener(options.connectionOf);
   const httpUrl = (host: string) => publicUrl('http', host, edge.httpPort);
   const httpsUrl = (host: string) => publicUrl('https', host, edge.tlsPort);
@@ -94,6 +96,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       route: (host) => registry.pool(httpUrl(host)) ?? registry.wildcardPool(host, httpUrl),
       opener,
       gate,
+      httpPolicy,
       record: (socket) => sink.open('http', socket, proxy.server),
     });
     proxy.server.on('connection', track);
@@ -107,6 +110,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       route: (host) => registry.pool(httpsUrl(host)) ?? registry.wildcardPool(host, httpsUrl),
       opener,
       gate,
+      httpPolicy,
       record: (socket) => sink.open('https', socket),
     });
     const port = new TlsPort({

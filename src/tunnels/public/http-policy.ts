@@ -1,0 +1,106 @@
+// HTTP-POLICY.md §1: an endpoint's on_http_request phase on each request before anything reaches
+// the agent, and its on_http_response phase on each answer before its head reaches the client.
+// Thin: the request and answer are described to the domain, which decides; the decision is applied
+// here. Rate-limit counts are kept per endpoint (pool), so they survive a policy's replacement.
+import type http from 'node:http';
+import {
+  evaluateHttpRequest,
+  evaluateHttpResponse,
+  RateBuckets,
+  type HttpAnswer,
+  type HttpDecision,
+  type HttpPolicyContext,
+  type PolicyProgram,
+} from '../../domain/policy/index.js';
+import type { EndpointPool } from '../registry.js';
+import type { PublicConnection } from './connections.js';
+import { endpointOfPool, policyConnection, type PolicyMetrics } from './policy-gate.js';
+
+/** The request as it goes to the agent, or the answer sent instead. */
+export type RequestOutcome =
+  | { kind: 'answered' }
+  | {
+      kind: 'forward';
+      headers: string[];
+      target: string;
+      /** The response phase for the agent's answer (undefined when the policy has none). */
+      respond: ((status: number, headers: string[]) => { headers: string[] } | HttpAnswer) | undefined;
+    };
+
+/** Whether a policy has rules in an HTTP phase (otherwise requests pass untouched and unparsed). */
+export function hasHttpPhases(program: PolicyProgram | undefined): program is PolicyProgram {
+  return program !== undefined && (program.phases.on_http_request.length > 0 || program.phases.on_http_response.length > 0);
+}
+
+export class HttpPolicy {
+  private readonly buckets = new WeakMap<EndpointPool, RateBuckets>();
+
+  constructor(
+    private readonly region: string,
+    private readonly metrics: PolicyMetrics | undefined,
+  ) {}
+
+  /** Runs the request phase; an answer it made is written on `res` (through the response phase). */
+  request(
+    conn: PublicConnection,
+    pool: EndpointPool,
+    program: PolicyProgram,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    scheme: 'http' | 'https',
+    headers: string[],
+  ): RequestOutcome {
+    const context = this.context(conn, pool, req, scheme, headers);
+    const decision = evaluateHttpRequest(program, context);
+    this.record(conn, decision);
+    const sent = { headers: decision.headers, target: decision.target };
+    const respond = program.phases.on_http_response.length === 0
+      ? undefined
+      : (status: number, answerHeaders: string[]) => {
+          const after = evaluateHttpResponse(program, context, sent, { status, headers: answerHeaders }, decision.vars);
+          this.record(conn, after);
+          return after.answer ?? { headers: after.headers };
+        };
+    if (decision.answer) {
+      const answer = decision.answer;
+      const final = respond ? respond(answer.status, answer.headers) : answer;
+      writeAnswer(res, 'body' in final ? (final as HttpAnswer) : { ...answer, headers: final.headers });
+      return { kind: 'answered' };
+    }
+    return { kind: 'forward', headers: decision.headers, target: decision.target, respond };
+  }
+
+  private context(conn: PublicConnection, pool: EndpointPool, req: http.IncomingMessage, scheme: 'http' | 'https', headers: string[]): HttpPolicyContext {
+    let buckets = this.buckets.get(pool);
+    if (!buckets) this.buckets.set(pool, (buckets = new RateBuckets()));
+    const now = Date.now();
+    return {
+      connection: policyConnection(conn, this.region, endpointOfPool(pool), now),
+      request: { method: req.method ?? 'GET', target: req.url ?? '/', version: req.httpVersion, scheme, headers, receivedAt: now },
+      buckets,
+    };
+  }
+
+  /** Each action taken: counted by type and phase, listed in the connection's log line; logs and errors too. */
+  private record(conn: PublicConnection, decision: HttpDecision): void {
+    for (const taken of decision.taken) {
+      this.metrics?.observePolicyAction(taken.type, taken.phase);
+      conn.policyActions.push(`${taken.phase}:${taken.type}`);
+    }
+    for (const metadata of decision.logs) conn.policyLogs.push(metadata);
+    for (const error of decision.errors) conn.policyErrors.push(`rule ${error.rule} ${error.at}: ${error.message}`);
+  }
+}
+
+/** An answer an action made, framed by Node (its own Content-Length). */
+function writeAnswer(res: http.ServerResponse, answer: HttpAnswer): void {
+  const body = Buffer.from(answer.body, 'utf8');
+  const headers = [...answer.headers, 'Content-Length', String(body.length)];
+  try {
+    res.writeHead(answer.status, headers);
+  } catch {
+    // A header value Node refuses (validation keeps them clean; interpolation is sanitized): answer without them.
+    res.writeHead(answer.status, ['Content-Length', String(body.length)]);
+  }
+  res.end(body);
+}
