@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import https from 'node:https';
 import { after, before, describe, test } from 'node:test';
 import type ngrok from '@ngrok/ngrok';
@@ -186,6 +187,18 @@ for (const scheme of ['http', 'https'] as const) {
     });
   });
 }
+
+test('an upgrade request passes the request phase too: a WebSocket to a denied path gets the deny', { timeout: 30_000 }, async () => {
+  const host = 'policy-http.burrow.localhost';
+  const before = seen.length;
+  const socket = net.connect(server.httpPort, '127.0.0.1');
+  let text = '';
+  socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+  socket.write(`GET /private/ws HTTP/1.1\r\nHost: ${host}:${server.httpPort}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+  await new Promise((resolve) => socket.once('close', resolve));
+  assert.match(text, /^HTTP\/1\.1 404 /);
+  assert.equal(seen.length, before);
+});
 
 test('an HTTP phase on a TCP endpoint refuses the bind with ERR_NGROK_2230', { timeout: 30_000 }, async () => {
   const refusal = await session

@@ -2,7 +2,7 @@
 // the agent, and its on_http_response phase on each answer before its head reaches the client.
 // Thin: the request and answer are described to the domain, which decides; the decision is applied
 // here. Rate-limit counts are kept per endpoint (pool), so they survive a policy's replacement.
-import type http from 'node:http';
+import http from 'node:http';
 import {
   evaluateHttpRequest,
   evaluateHttpResponse,
@@ -16,9 +16,9 @@ import type { EndpointPool } from '../registry.js';
 import type { PublicConnection } from './connections.js';
 import { endpointOfPool, policyConnection, type PolicyMetrics } from './policy-gate.js';
 
-/** The request as it goes to the agent, or the answer sent instead. */
+/** The request as it goes to the agent, or the answer to send instead (the response phase has run on it). */
 export type RequestOutcome =
-  | { kind: 'answered' }
+  | { kind: 'answer'; answer: HttpAnswer }
   | {
       kind: 'forward';
       headers: string[];
@@ -40,13 +40,12 @@ export class HttpPolicy {
     private readonly metrics: PolicyMetrics | undefined,
   ) {}
 
-  /** Runs the request phase; an answer it made is written on `res` (through the response phase). */
+  /** Runs the request phase, and the response phase on an answer it made. */
   request(
     conn: PublicConnection,
     pool: EndpointPool,
     program: PolicyProgram,
     req: http.IncomingMessage,
-    res: http.ServerResponse,
     scheme: 'http' | 'https',
     headers: string[],
   ): RequestOutcome {
@@ -64,8 +63,7 @@ export class HttpPolicy {
     if (decision.answer) {
       const answer = decision.answer;
       const final = respond ? respond(answer.status, answer.headers) : answer;
-      writeAnswer(res, 'body' in final ? (final as HttpAnswer) : { ...answer, headers: final.headers });
-      return { kind: 'answered' };
+      return { kind: 'answer', answer: 'body' in final ? (final as HttpAnswer) : { ...answer, headers: final.headers } };
     }
     return { kind: 'forward', headers: decision.headers, target: decision.target, respond };
   }
@@ -93,7 +91,7 @@ export class HttpPolicy {
 }
 
 /** An answer an action made, framed by Node (its own Content-Length). */
-function writeAnswer(res: http.ServerResponse, answer: HttpAnswer): void {
+export function writeAnswer(res: http.ServerResponse, answer: HttpAnswer): void {
   const body = Buffer.from(answer.body, 'utf8');
   const headers = [...answer.headers, 'Content-Length', String(body.length)];
   try {
@@ -103,4 +101,17 @@ function writeAnswer(res: http.ServerResponse, answer: HttpAnswer): void {
     res.writeHead(answer.status, ['Content-Length', String(body.length)]);
   }
   res.end(body);
+}
+
+/** An answer an action made, as bytes for a socket an upgrade took over (then closed). */
+export function answerBytes(answer: HttpAnswer): Buffer {
+  const body = Buffer.from(answer.body, 'utf8');
+  let head = `HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status] ?? 'Status'}\r\n`;
+  for (let i = 0; i + 1 < answer.headers.length; i += 2) {
+    const name = answer.headers[i]!;
+    if (/^(content-length|connection|transfer-encoding)$/i.test(name) || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name)) continue;
+    head += `${name}: ${answer.headers[i + 1]!.replace(/[\r\n\0]+/g, ' ')}\r\n`;
+  }
+  head += `content-length: ${body.length}\r\nconnection: close\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head, 'latin1'), body]);
 }

@@ -14,7 +14,7 @@ import { SOCKET_BUFFER, corkForTurn } from './splice.js';
 import { relayUpgrade } from './upgrade.js';
 import { MAX_PIPELINED, UpstreamChannel } from './upstream.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
-import { hasHttpPhases, type HttpPolicy, type RequestOutcome } from './http-policy.js';
+import { answerBytes, hasHttpPhases, writeAnswer, type HttpPolicy, type RequestOutcome } from './http-policy.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect']);
@@ -126,8 +126,8 @@ export class HttpProxy {
     let target = req.url!;
     let respond: Extract<RequestOutcome, { kind: 'forward' }>['respond'];
     if (policed) {
-      const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, res, this.options.scheme, headers);
-      if (outcome.kind === 'answered') return;
+      const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers);
+      if (outcome.kind === 'answer') return void writeAnswer(res, outcome.answer);
       ({ headers, target, respond } = outcome);
     }
     // as node:http's client: a POST, PUT, PATCH … without a body says so
@@ -200,12 +200,22 @@ export class HttpProxy {
       socket.destroy();
       return;
     }
+    let headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true);
+    let target = req.url!;
+    const program = pool.policy.policy;
+    // The request phase runs on an upgrade's request too (a deny must hold for WebSockets); the
+    // answer's bytes are relayed, so the response phase does not see a 101 (docs/DECISIONS.md).
+    if (hasHttpPhases(program)) {
+      const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers);
+      if (outcome.kind === 'answer') return void socket.end(answerBytes(outcome.answer));
+      ({ headers, target } = outcome);
+    }
     const stream = this.openStream(state, pool);
     if (!stream) {
       socket.end(rawAnswer(502, 'Bad Gateway', badGatewayText(host!), {}));
       return;
     }
-    stream.write(requestHead(req, requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true), req.httpVersion));
+    stream.write(requestHead(req, headers, req.httpVersion, target));
     if (head.length > 0) stream.write(head);
     relayUpgrade(socket, stream, req.method === 'HEAD');
   }
