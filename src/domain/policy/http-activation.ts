@@ -162,9 +162,11 @@ export function emptyHttpResults(): Record<string, Record<string, unknown>> {
   };
 }
 
+/** One activation refilled per evaluation: evaluation is synchronous, so no two use it at once. */
+const shared = newActivation();
+
 /** conn, endpoint and time, as the on_tcp_connect activation holds them, and the parsed client address. */
 export function connectionVariables(connection: PolicyConnection): { base: Activation; client: IpAddress | null } {
-  const base = newActivation();
-  const client = fillActivation(base, connection);
-  return { base, client };
+  const client = fillActivation(shared, connection);
+  return { base: shared, client };
 }
