@@ -188,6 +188,41 @@ for (const scheme of ['http', 'https'] as const) {
   });
 }
 
+describe('endpoint options served as rules of the same engine (HTTP-POLICY.md §4)', () => {
+  const host = 'options.burrow.localhost';
+  before(async () => {
+    const address = local.address() as { port: number };
+    const builder = session
+      .httpEndpoint()
+      .domain(host)
+      .scheme('HTTP')
+      .basicAuth('admin', 's3cretpass')
+      .requestHeader('X-From-Option', 'yes')
+      .removeRequestHeader('X-Drop')
+      .responseHeader('X-Served-By', 'burrow')
+      .removeResponseHeader('X-Powered-By')
+      // the options run before the agent's own policy, which sees what they did
+      .policy("on_http_request:\n  - expressions: [\"getReqHeader('x-from-option') == ['yes']\"]\n    actions: [{type: add-headers, config: {headers: {x-policy-saw-option: 'yes'}}}]\n");
+    listeners.push(await builder.listenAndForward(`http://127.0.0.1:${address.port}`));
+  });
+
+  test('BasicAuth: 401 without the credentials, through with them; headers added and removed both ways', { timeout: 30_000 }, async () => {
+    const before = seen.length;
+    const refused = await request('http', host, '/', { 'x-drop': 'x' });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers['www-authenticate'], 'Basic realm="ngrok"');
+    assert.equal(seen.length, before);
+    const answer = await request('http', host, '/', { 'x-drop': 'x', authorization: `Basic ${Buffer.from('admin:s3cretpass').toString('base64')}` });
+    assert.equal(answer.status, 200);
+    const reached = seen.at(-1)!;
+    assert.equal(reached.headers['x-from-option'], 'yes');
+    assert.equal(reached.headers['x-drop'], undefined);
+    assert.equal(reached.headers['x-policy-saw-option'], 'yes');
+    assert.equal(answer.headers['x-served-by'], 'burrow');
+    assert.equal(answer.headers['x-powered-by'], undefined);
+  });
+});
+
 test('an upgrade request passes the request phase too: a WebSocket to a denied path gets the deny', { timeout: 30_000 }, async () => {
   const host = 'policy-http.burrow.localhost';
   const before = seen.length;

@@ -19,7 +19,8 @@ export type {
 } from './types.js';
 
 /** Evaluation (TUNNELS.md §5): compile once per policy version, evaluate per connection. */
-export { compilePolicy } from './program.js';
+export { compilePolicy, concatPrograms } from './program.js';
+export { OPTIONS_AS_RULES, optionsDocument } from './endpoint-options.js';
 export type { PolicyCompilation, PolicyProgram, ProgramRule, ProgramAction } from './program.js';
 export { evaluate } from './evaluate.js';
 export type { ActionOutcome, DenyOutcome, EvaluationError, LogOutcome, RestrictIpsOutcome, RuleOutcome, Verdict } from './evaluate.js';

@@ -176,3 +176,9 @@ function frozenCopy(value: PolicyValue): PolicyValue {
   }
   return value;
 }
+
+/** `first`'s rules, then `second`'s, phase by phase (the agents' options before their policy). */
+export function concatPrograms(first: PolicyProgram, second: PolicyProgram): PolicyProgram {
+  const phases = Object.fromEntries(PHASE_ORDER.map((name) => [name, Object.freeze([...first.phases[name], ...second.phases[name]])])) as Record<PhaseName, readonly ProgramRule[]>;
+  return Object.freeze({ rules: phases.on_tcp_connect, phases: Object.freeze(phases), policy: second.policy });
+}

@@ -1,5 +1,6 @@
 import { compilePolicy, evaluate, type EndpointKind, type PolicyConnection, type PolicyProgram, type PolicySubject, type Verdict } from '../policy/index.js';
-import { AgentRefusal } from './agent-errors.js';
+import { AgentRefusal, agentErrors } from './agent-errors.js';
+import { concatPrograms, optionsDocument } from '../policy/index.js';
 
 /**
  * What decides whether one public connection may reach its tunnel (TUNNELS.md §5): the bind's
@@ -9,9 +10,11 @@ import { AgentRefusal } from './agent-errors.js';
 export interface ConnectionPolicy {
   readonly ipRestriction: PolicyProgram | undefined;
   readonly policy: PolicyProgram | undefined;
+  /** The bind's served endpoint options (BasicAuth, RequestHeaders, …) as rules, run before `policy`'s HTTP phases. */
+  readonly options?: PolicyProgram | undefined;
 }
 
-export const NO_POLICY: ConnectionPolicy = Object.freeze({ ipRestriction: undefined, policy: undefined });
+export const NO_POLICY: ConnectionPolicy = Object.freeze({ ipRestriction: undefined, policy: undefined, options: undefined });
 
 export interface IpRestrictionOption {
   readonly allowCidrs: readonly string[];
@@ -29,12 +32,31 @@ export function compileBindPolicy(
   ipRestriction: IpRestrictionOption | null | undefined,
   maxRules: number,
   kind: EndpointKind,
+  endpointOptions?: Readonly<Record<string, unknown>>,
 ): ConnectionPolicy {
   const subject: PolicySubject = kind === 'tls-edge' ? 'edge' : 'endpoint';
   return {
     ipRestriction: ipRestriction && (ipRestriction.allowCidrs.length > 0 || ipRestriction.denyCidrs.length > 0) ? compileIpRestriction(ipRestriction) : undefined,
     policy: trafficPolicy === undefined || trafficPolicy === '' ? undefined : compileOrRefuse(trafficPolicy, maxRules, subject, kind),
+    options: endpointOptions === undefined ? undefined : compileOptions(endpointOptions, kind),
   };
+}
+
+/** HTTP-POLICY.md §4: the served endpoint options as a program of the same engine (no rule limit: the agent wrote no policy). */
+function compileOptions(opts: Readonly<Record<string, unknown>>, kind: EndpointKind): PolicyProgram | undefined {
+  const options = optionsDocument(opts);
+  if (!options.ok) throw agentErrors.unservedOption(`${options.option} (${options.message})`, kind);
+  return options.document === undefined ? undefined : compileOrRefuse(options.document, 1000, 'endpoint', kind);
+}
+
+/** The HTTP phases an endpoint runs: its options' rules, then its policy's (one program, built once per pair). */
+const combined = new WeakMap<ConnectionPolicy, PolicyProgram | undefined>();
+
+export function httpProgram(policy: ConnectionPolicy): PolicyProgram | undefined {
+  if (policy.options === undefined) return policy.policy;
+  if (policy.policy === undefined) return policy.options;
+  if (!combined.has(policy)) combined.set(policy, concatPrograms(policy.options, policy.policy));
+  return combined.get(policy);
 }
 
 function compileIpRestriction(option: IpRestrictionOption): PolicyProgram {

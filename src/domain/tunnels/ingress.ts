@@ -77,6 +77,8 @@ export interface BindPolicyOptions {
   readonly ipRestriction: IpRestrictionOption | null;
   /** Options set in the bind that burrow does not serve (refused by name). */
   readonly unservedOptions: readonly string[];
+  /** The bind's `Opts`, whose options served as rules (OPTIONS_AS_RULES) run on http and https endpoints. */
+  readonly endpointOptions?: Readonly<Record<string, unknown>>;
 }
 
 /** The decisions of TUNNELS.md §2–§3, over the repository; the protocol layer stays thin. */
@@ -139,7 +141,8 @@ export class AgentIngress {
     if (unserved !== undefined) throw agentErrors.unservedOption(unserved, ask.proto);
     const target = resolveBindTarget(ask, credential, this.edge);
     // Validated as the REST API validates: a phase the endpoint's kind does not run is ERR_NGROK_2230.
-    const policy = compileBindPolicy(options.trafficPolicy, options.ipRestriction, this.limits.maxPolicyRules, ask.proto);
+    const http = ask.proto === 'http' || ask.proto === 'https';
+    const policy = compileBindPolicy(options.trafficPolicy, options.ipRestriction, this.limits.maxPolicyRules, ask.proto, http ? options.endpointOptions : undefined);
     return { target, policy };
   }
 

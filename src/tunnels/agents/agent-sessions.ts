@@ -7,7 +7,9 @@ import { readRebindToken, rebindToken, type RebindTarget } from '../../domain/tu
 import type { TunnelSession } from '../../domain/tunnels/types.js';
 import { NO_POLICY } from '../../domain/tunnels/connection-policy.js';
 import { planTunnelPatch } from '../../domain/tunnels/tunnel-patch.js';
-import type { EndpointKind } from '../../domain/policy/index.js';
+import { OPTIONS_AS_RULES, type EndpointKind } from '../../domain/policy/index.js';
+
+const NO_OPTIONS: ReadonlySet<string> = new Set();
 import type { Logger } from '../../observability/logger.js';
 import { MuxadoSession } from '../muxado/index.js';
 import {
@@ -212,14 +214,15 @@ export class AgentSessions {
     this.checkEndpointCount(live);
     const proto = req.proto as BindProto;
     const options = req.options;
-    const unserved = options.otherOptions.filter((name) => UNSERVED_OPTIONS.has(name) && (name !== 'TLSTermination' || proto === 'tls'));
+    const asRules = proto === 'http' || proto === 'https' ? OPTIONS_AS_RULES : NO_OPTIONS;
+    const unserved = options.otherOptions.filter((name) => UNSERVED_OPTIONS.has(name) && !asRules.has(name) && (name !== 'TLSTermination' || proto === 'tls'));
     if (req.extra.ipPolicyRef !== '') unserved.push('IPPolicyRef');
     // Every endpoint here is public: an internal (or other) binding would be served to anyone.
     if (req.extra.bindings.some((binding) => binding !== '' && binding.toLowerCase() !== 'public')) unserved.push('Bindings');
     const ask: BindAsk = { proto, hostname: options.hostname, domain: options.domain, subdomain: options.subdomain, addr: options.addr };
     const credential = await this.currentCredential(live);
     const check = (asked: BindAsk) =>
-      this.ingress.checkBind(asked, credential, { trafficPolicy: options.trafficPolicy ?? undefined, ipRestriction: options.ipRestriction, unservedOptions: unserved });
+      this.ingress.checkBind(asked, credential, { trafficPolicy: options.trafficPolicy ?? undefined, ipRestriction: options.ipRestriction, unservedOptions: unserved, endpointOptions: req.opts });
     const previous = this.previousTunnel(live, req);
     const remembered = previous?.target ? rememberedAsk(ask, previous.target, this.settings.edge.publicHost) : undefined;
     let claimed: { bound: BoundTarget; policy: ReturnType<typeof check>['policy'] } | undefined;

@@ -14,6 +14,7 @@ import { SOCKET_BUFFER, corkForTurn } from './splice.js';
 import { relayUpgrade } from './upgrade.js';
 import { MAX_PIPELINED, UpstreamChannel } from './upstream.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
+import { httpProgram } from '../../domain/tunnels/connection-policy.js';
 import { answerBytes, hasHttpPhases, writeAnswer, type HttpPolicy, type RequestOutcome } from './http-policy.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
@@ -110,7 +111,7 @@ export class HttpProxy {
       closeAfter(previous, req.socket);
       return;
     }
-    const program = pool.policy.policy;
+    const program = httpProgram(pool.policy);
     const policed = hasHttpPhases(program);
     // The client's last request (Connection: close, or HTTP/1.0): the answer is the rest of the
     // stream, so it is relayed as bytes, not parsed and framed again. A chunked body keeps the
@@ -202,7 +203,7 @@ export class HttpProxy {
     }
     let headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true);
     let target = req.url!;
-    const program = pool.policy.policy;
+    const program = httpProgram(pool.policy);
     // The request phase runs on an upgrade's request too (a deny must hold for WebSockets); the
     // answer's bytes are relayed, so the response phase does not see a 101 (docs/DECISIONS.md).
     if (hasHttpPhases(program)) {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AgentRefusal } from '../../../src/domain/tunnels/agent-errors.js';
-import { compileBindPolicy, evaluateConnection, NO_POLICY } from '../../../src/domain/tunnels/connection-policy.js';
+import { httpProgram, compileBindPolicy, evaluateConnection, NO_POLICY } from '../../../src/domain/tunnels/connection-policy.js';
 
 const connection = (clientIp: string) => ({
   clientIp,
@@ -85,4 +85,36 @@ test('an agent policy’s refusal speaks of an endpoint, a stored edge policy of
   }
   // The wording does not leak from one validation into the next.
   assert.match(message(documents[0]!, 'edge'), /a TLS edge/);
+});
+
+test('endpoint options become rules run before the policy; unservable values refuse the bind by name', () => {
+  const opts = {
+    BasicAuth: { credentials: [{ username: 'admin', cleartext_password: 's3cretpass' }] },
+    RequestHeaders: { add: ['X-A:1'], remove: ['x-b'] },
+    ResponseHeaders: { add: ['X-C: 2'] },
+  };
+  const compiled = compileBindPolicy('on_http_request: [{actions: [{type: deny}]}]', null, 25, 'http', opts);
+  const program = httpProgram(compiled)!;
+  assert.deepEqual(
+    program.phases.on_http_request.map((rule) => `${rule.name}:${rule.actions.map((a) => a.type).join('+')}`),
+    ['BasicAuth:basic-auth', 'RequestHeaders:remove-headers', 'RequestHeaders:add-headers', 'null:deny'],
+  );
+  assert.deepEqual(program.phases.on_http_response.map((rule) => rule.name), ['ResponseHeaders']);
+  assert.equal(httpProgram(compiled), program, 'combined once per policy');
+  assert.equal(httpProgram(compileBindPolicy(undefined, null, 25, 'http', {})), undefined);
+  const refusal = (options: Record<string, unknown>) => {
+    try {
+      compileBindPolicy(undefined, null, 25, 'http', options);
+    } catch (error) {
+      assert.ok(error instanceof AgentRefusal);
+      return `${error.code} ${error.message}`;
+    }
+    return 'accepted';
+  };
+  assert.match(refusal({ BasicAuth: { credentials: [{ username: 'a', hashed_password: 'AAAA' }] } }), /^301 .*BasicAuth.*hashed/s);
+  assert.match(refusal({ BasicAuth: { credentials: [{ username: 'a', cleartext_password: 'short' }] } }), /^2204 /);
+  assert.doesNotMatch(refusal({ BasicAuth: { credentials: [{ username: 'a', cleartext_password: 'short' }] } }), /short/);
+  assert.match(refusal({ RequestHeaders: { add: ['X-A:${conn.client_ip}'] } }), /^301 .*RequestHeaders/s);
+  assert.match(refusal({ RequestHeaders: { add: ['no-colon'] } }), /^301 /);
+  assert.match(refusal({ ResponseHeaders: { remove: ['Content-Length'] } }), /^2204 /);
 });
