@@ -201,6 +201,7 @@ describe('endpoint options served as rules of the same engine (HTTP-POLICY.md §
       .removeRequestHeader('X-Drop')
       .responseHeader('X-Served-By', 'burrow')
       .removeResponseHeader('X-Powered-By')
+      .denyUserAgent('(?i)badbot')
       // the options run before the agent's own policy, which sees what they did
       .policy("on_http_request:\n  - expressions: [\"getReqHeader('x-from-option') == ['yes']\"]\n    actions: [{type: add-headers, config: {headers: {x-policy-saw-option: 'yes'}}}]\n");
     listeners.push(await builder.listenAndForward(`http://127.0.0.1:${address.port}`));
@@ -220,6 +221,15 @@ describe('endpoint options served as rules of the same engine (HTTP-POLICY.md §
     assert.equal(reached.headers['x-policy-saw-option'], 'yes');
     assert.equal(answer.headers['x-served-by'], 'burrow');
     assert.equal(answer.headers['x-powered-by'], undefined);
+  });
+
+  test('UserAgentFilter: a denied agent gets 403 and reaches nothing', { timeout: 30_000 }, async () => {
+    const before = seen.length;
+    const credentials = { authorization: `Basic ${Buffer.from('admin:s3cretpass').toString('base64')}` };
+    const denied = await request('http', host, '/', { ...credentials, 'user-agent': 'BadBot/2.0' });
+    assert.equal(denied.status, 403);
+    assert.equal(seen.length, before);
+    assert.equal((await request('http', host, '/', { ...credentials, 'user-agent': 'curl/8' })).status, 200);
   });
 });
 

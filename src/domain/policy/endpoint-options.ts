@@ -3,11 +3,12 @@
  * rules of a policy document, so that one code path serves an option and the equivalent action.
  * They run before the endpoint's own policy. The wire shapes are ngrok-rust's and ngrok-go's
  * `proto` structs: `BasicAuth {credentials: [{username, cleartext_password, hashed_password}]}`,
- * `RequestHeaders`/`ResponseHeaders {add: ["Name:Value"], remove: [names]}`.
+ * `RequestHeaders`/`ResponseHeaders {add: ["Name:Value"], remove: [names]}`,
+ * `UserAgentFilter {allow: [RE2], deny: [RE2]}`.
  */
 
 /** Options turned into rules, on http and https endpoints. */
-export const OPTIONS_AS_RULES: ReadonlySet<string> = new Set(['BasicAuth', 'RequestHeaders', 'ResponseHeaders']);
+export const OPTIONS_AS_RULES: ReadonlySet<string> = new Set(['BasicAuth', 'RequestHeaders', 'ResponseHeaders', 'UserAgentFilter']);
 
 export type OptionsDocument = { ok: true; document: string | undefined } | { ok: false; option: string; message: string };
 
@@ -22,6 +23,8 @@ export function optionsDocument(opts: Readonly<Record<string, unknown>>): Option
   try {
     const basic = option(opts, 'BasicAuth');
     if (basic !== undefined) request.push({ name: 'BasicAuth', actions: [{ type: 'basic-auth', config: { credentials: credentials(basic) } }] });
+    const userAgents = option(opts, 'UserAgentFilter');
+    if (userAgents !== undefined) request.push(...userAgentRules(userAgents));
     const requestHeaders = option(opts, 'RequestHeaders');
     if (requestHeaders !== undefined) request.push(...headerRules('RequestHeaders', requestHeaders));
     const responseHeaders = option(opts, 'ResponseHeaders');
@@ -93,4 +96,21 @@ function headerRules(name: 'RequestHeaders' | 'ResponseHeaders', value: Record<s
   }
   if (Object.keys(headers).length > 0) rules.push({ name, actions: [{ type: 'add-headers', config: { headers } }] });
   return rules;
+}
+
+/**
+ * UserAgentFilter: a User-Agent matching an `allow` pattern passes; else one matching a `deny`
+ * pattern, or any when `allow` is given, is refused 403. Patterns are RE2 (`matches`), quoted as
+ * CEL string literals (JSON's escapes are CEL's).
+ */
+function userAgentRules(value: Record<string, unknown>): unknown[] {
+  const allow = strings('UserAgentFilter', value.allow, 'allow');
+  const deny = strings('UserAgentFilter', value.deny, 'deny');
+  const any = (patterns: string[]) => patterns.map((p) => `req.user_agent.matches(${JSON.stringify(p)})`).join(' || ');
+  const refused: string[] = [];
+  if (deny.length > 0) refused.push(any(deny));
+  if (allow.length > 0) refused.push('true');
+  if (refused.length === 0) return [];
+  const expression = allow.length > 0 ? `!(${any(allow)}) && (${refused.join(' || ')})` : refused[0]!;
+  return [{ name: 'UserAgentFilter', expressions: [expression], actions: [{ type: 'deny', config: { status_code: 403 } }] }];
 }

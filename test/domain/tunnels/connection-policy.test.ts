@@ -118,3 +118,22 @@ test('endpoint options become rules run before the policy; unservable values ref
   assert.match(refusal({ RequestHeaders: { add: ['no-colon'] } }), /^301 /);
   assert.match(refusal({ ResponseHeaders: { remove: ['Content-Length'] } }), /^2204 /);
 });
+
+test('UserAgentFilter: allow wins, then deny; any other agent refused when an allow list is given', async () => {
+  const { evaluateHttpRequest, RateBuckets } = await import('../../../src/domain/policy/index.js');
+  const status = (filter: Record<string, unknown>, agent: string) => {
+    const program = httpProgram(compileBindPolicy(undefined, null, 25, 'https', { UserAgentFilter: filter }))!;
+    const decision = evaluateHttpRequest(program, {
+      connection: { clientIp: '192.0.2.1', clientPort: 1, serverIp: '127.0.0.1', serverPort: 443, region: 'x', startedAt: 0, endpoint: {}, now: 0 },
+      request: { method: 'GET', target: '/', version: '1.1', scheme: 'https', headers: ['Host', 'a', 'User-Agent', agent], receivedAt: 0 },
+      buckets: new RateBuckets(),
+    });
+    return decision.answer?.status ?? 200;
+  };
+  assert.equal(status({ deny: ['(?i)bot'] }, 'GoodBot/1'), 403);
+  assert.equal(status({ deny: ['(?i)bot'] }, 'curl/8'), 200);
+  assert.equal(status({ allow: ['^curl/'], deny: ['.*'] }, 'curl/8'), 200);
+  assert.equal(status({ allow: ['^curl/'] }, 'wget'), 403);
+  assert.equal(status({ deny: ['a"b\\d'] }, 'a"b1'), 403);
+  assert.throws(() => compileBindPolicy(undefined, null, 25, 'https', { UserAgentFilter: { deny: ['(?=x)'] } }), AgentRefusal);
+});
