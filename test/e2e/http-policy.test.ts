@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import zlib from 'node:zlib';
 import https from 'node:https';
 import { after, before, describe, test } from 'node:test';
 import type ngrok from '@ngrok/ngrok';
@@ -22,6 +23,7 @@ let burrowCa: string;
 /** What reached the local server, newest last. */
 const seen: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders }> = [];
 const listeners: ngrok.Listener[] = [];
+const BIG = Buffer.from('burrow compresses streamed answers. '.repeat(2000).slice(0, 64 * 1024));
 
 type Scheme = 'http' | 'https';
 interface Answer {
@@ -30,7 +32,7 @@ interface Answer {
   body: string;
 }
 
-function request(scheme: Scheme, host: string, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Answer> {
+function request(scheme: Scheme, host: string, path: string, headers: Record<string, string> = {}, method = 'GET', raw?: (body: Buffer) => void): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const port = scheme === 'http' ? server.httpPort : server.tlsPort;
     const common = { host: '127.0.0.1', port, path, method, headers: { host: `${host}:${port}`, ...headers }, agent: false as const, timeout: 20_000 };
@@ -38,7 +40,10 @@ function request(scheme: Scheme, host: string, path: string, headers: Record<str
     req.once('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.once('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+      res.once('end', () => {
+        raw?.(Buffer.concat(chunks));
+        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString() });
+      });
     });
     req.once('error', reject);
     req.once('timeout', () => req.destroy(new Error('timeout')));
@@ -91,6 +96,8 @@ on_http_request:
         config: {name: limited, algorithm: sliding_window, capacity: 2, rate: 60s, bucket_key: ["\${req.url.path}"]}
 on_http_response:
   - actions:
+      - type: compress-response
+        config: {algorithms: [gzip, br]}
       - type: remove-headers
         config: {headers: [x-powered-by]}
       - type: add-headers
@@ -109,6 +116,13 @@ before(async () => {
     seen.push({ method: req.method!, url: req.url!, headers: req.headers });
     res.setHeader('x-powered-by', 'local');
     res.statusCode = req.url === '/fail' ? 500 : 200;
+    if (req.url === '/big') {
+      // a streamed body of unknown length, in pieces
+      res.setHeader('content-type', 'text/plain');
+      for (let i = 0; i < 64; i++) res.write(BIG.subarray(i * 1024, (i + 1) * 1024));
+      res.end();
+      return;
+    }
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ url: req.url, headers: req.headers }));
   });
@@ -180,6 +194,24 @@ for (const scheme of ['http', 'https'] as const) {
       assert.ok(Number(limited.headers['retry-after']) >= 1);
     });
 
+    test('compress-response: gzip or br as the client prefers, streamed; none without Accept-Encoding or for a small body', { timeout: 30_000 }, async () => {
+      let gz: Buffer = Buffer.alloc(0);
+      const gzipped = await request(scheme, host, '/big', { 'accept-encoding': 'gzip' }, 'GET', (b) => (gz = b));
+      assert.equal(gzipped.headers['content-encoding'], 'gzip');
+      assert.equal(gzipped.headers.vary, 'Accept-Encoding');
+      assert.ok(gz.length < BIG.length / 4, `${gz.length}`);
+      assert.deepEqual(zlib.gunzipSync(gz), BIG);
+      let brotli: Buffer = Buffer.alloc(0);
+      const br = await request(scheme, host, '/big', { 'accept-encoding': 'gzip;q=0.5, br' }, 'GET', (b) => (brotli = b));
+      assert.equal(br.headers['content-encoding'], 'br');
+      assert.deepEqual(zlib.brotliDecompressSync(brotli), BIG);
+      const plain = await request(scheme, host, '/big');
+      assert.equal(plain.headers['content-encoding'], undefined);
+      assert.equal(plain.body, BIG.toString());
+      const small = await request(scheme, host, '/v1/small', { 'accept-encoding': 'gzip' });
+      assert.equal(small.headers['content-encoding'], undefined);
+    });
+
     test('the response phase replaces a 500 with its own answer', { timeout: 30_000 }, async () => {
       const answer = await request(scheme, host, '/fail');
       assert.equal(answer.status, 503);
@@ -202,6 +234,7 @@ describe('endpoint options served as rules of the same engine (HTTP-POLICY.md §
       .responseHeader('X-Served-By', 'burrow')
       .removeResponseHeader('X-Powered-By')
       .denyUserAgent('(?i)badbot')
+      .compression()
       // the options run before the agent's own policy, which sees what they did
       .policy("on_http_request:\n  - expressions: [\"getReqHeader('x-from-option') == ['yes']\"]\n    actions: [{type: add-headers, config: {headers: {x-policy-saw-option: 'yes'}}}]\n");
     listeners.push(await builder.listenAndForward(`http://127.0.0.1:${address.port}`));
@@ -221,6 +254,13 @@ describe('endpoint options served as rules of the same engine (HTTP-POLICY.md §
     assert.equal(reached.headers['x-policy-saw-option'], 'yes');
     assert.equal(answer.headers['x-served-by'], 'burrow');
     assert.equal(answer.headers['x-powered-by'], undefined);
+  });
+
+  test('Compression: the answer is compressed as compress-response does', { timeout: 30_000 }, async () => {
+    let body: Buffer = Buffer.alloc(0);
+    const answer = await request('http', host, '/big', { 'accept-encoding': 'br', authorization: `Basic ${Buffer.from('admin:s3cretpass').toString('base64')}` }, 'GET', (b) => (body = b));
+    assert.equal(answer.headers['content-encoding'], 'br');
+    assert.deepEqual(zlib.brotliDecompressSync(body), BIG);
   });
 
   test('UserAgentFilter: a denied agent gets 403 and reaches nothing', { timeout: 30_000 }, async () => {

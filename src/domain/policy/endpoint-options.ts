@@ -4,11 +4,11 @@
  * They run before the endpoint's own policy. The wire shapes are ngrok-rust's and ngrok-go's
  * `proto` structs: `BasicAuth {credentials: [{username, cleartext_password, hashed_password}]}`,
  * `RequestHeaders`/`ResponseHeaders {add: ["Name:Value"], remove: [names]}`,
- * `UserAgentFilter {allow: [RE2], deny: [RE2]}`.
+ * `UserAgentFilter {allow: [RE2], deny: [RE2]}`, `Compression {}`.
  */
 
 /** Options turned into rules, on http and https endpoints. */
-export const OPTIONS_AS_RULES: ReadonlySet<string> = new Set(['BasicAuth', 'RequestHeaders', 'ResponseHeaders', 'UserAgentFilter']);
+export const OPTIONS_AS_RULES: ReadonlySet<string> = new Set(['BasicAuth', 'RequestHeaders', 'ResponseHeaders', 'UserAgentFilter', 'Compression']);
 
 export type OptionsDocument = { ok: true; document: string | undefined } | { ok: false; option: string; message: string };
 
@@ -29,6 +29,8 @@ export function optionsDocument(opts: Readonly<Record<string, unknown>>): Option
     if (requestHeaders !== undefined) request.push(...headerRules('RequestHeaders', requestHeaders));
     const responseHeaders = option(opts, 'ResponseHeaders');
     if (responseHeaders !== undefined) response.push(...headerRules('ResponseHeaders', responseHeaders));
+    // `Compression: {}` means on (presence-only option); after the header rules, as the reference's modules run.
+    if (option(opts, 'Compression') !== undefined) response.push({ name: 'Compression', actions: [{ type: 'compress-response' }] });
   } catch (error) {
     if (error instanceof OptionProblem) return { ok: false, option: error.option, message: error.message };
     throw error;

@@ -9,13 +9,15 @@ import { CODES, fail, kindOf, quoted, utf8Bytes } from './problem.js';
 import { checkInterpolations } from './expressions.js';
 import { HTTP_ACTION_LIMITS as LIMITS } from './limits.js';
 import { compileRe2 } from './regex.js';
-import type { HttpAction, PolicyValue } from './types.js';
+import type { CompressionAlgorithm, HttpAction, PolicyValue } from './types.js';
 
 /** RFC 9110 §5.1: a header name is a token. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Headers burrow frames itself: a policy setting them would desynchronise the answer. */
 const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'host', 'upgrade', 'te', 'trailer', 'keep-alive']);
 const REDIRECT_STATUSES = [301, 302, 303, 307, 308];
+/** What Node's zlib streams (zstd is not in Node 20's), in the default order of preference. */
+const COMPRESSIONS: readonly CompressionAlgorithm[] = ['br', 'gzip', 'deflate'];
 
 interface Ctx {
   /** `Rule 1, action 2`: the label interpolation messages start with. */
@@ -58,6 +60,17 @@ export function validateHttpAction(type: string, label: string, where: string, c
     }
     case 'set-vars':
       return { type, config: { vars: setVars(ctx, map) } };
+    case 'compress-response': {
+      only(ctx, map, ['algorithms']);
+      const given = stringList(ctx, map, 'algorithms', false, COMPRESSIONS.length);
+      for (const [i, name] of given.entries()) {
+        if (!(COMPRESSIONS as readonly string[]).includes(name)) {
+          fail(CODES.configInvalid, `${ctx.where}: config.algorithms, entry ${i + 1}, ${quoted(name)}, is not served; use ${COMPRESSIONS.join(', ')}.`);
+        }
+      }
+      if (new Set(given).size !== given.length) fail(CODES.configInvalid, `${ctx.where}: config.algorithms names an algorithm twice.`);
+      return { type, config: { algorithms: given.length > 0 ? (given as CompressionAlgorithm[]) : [...COMPRESSIONS] } };
+    }
     case 'basic-auth':
       return { type, config: basicAuth(ctx, map) };
     case 'rate-limit':

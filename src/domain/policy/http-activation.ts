@@ -45,10 +45,11 @@ function first(headers: Headers, name: string): string {
   return headers.get(name)?.[0] ?? '';
 }
 
-function contentLength(headers: Headers): bigint {
+function contentLength(headers: Headers, answer = false): bigint {
   const value = first(headers, 'content-length');
-  // -1: a body of unknown length (chunked); 0: none.
-  if (value === '') return headers.has('transfer-encoding') ? -1n : 0n;
+  // -1: a body of unknown length (chunked, or an answer without Content-Length: its framing was
+  // the agent's and is gone); 0: a request without a body.
+  if (value === '') return answer || headers.has('transfer-encoding') ? -1n : 0n;
   return /^\d{1,15}$/.test(value) ? BigInt(value) : -1n;
 }
 
@@ -137,7 +138,7 @@ export function responseVariables(response: PolicyHttpResponse): Record<string, 
   const map = headerMap(response.headers);
   return {
     content_encoding: tokens(map, 'content-encoding'),
-    content_length: contentLength(map),
+    content_length: contentLength(map, true),
     content_type: mediaType(map),
     headers: map,
     location: first(map, 'location'),
@@ -159,6 +160,7 @@ export function emptyHttpResults(): Record<string, Record<string, unknown>> {
     redirect: { url: '' },
     url_rewrite: { url: '' },
     custom_response: { status_code: 0n },
+    compress: { already_compressed: false, negotiated_algorithm: '' },
   };
 }
 

@@ -24,7 +24,8 @@ import type { StringTemplate } from './http-program.js';
 import type { PhaseName } from './phases.js';
 import type { PolicyProgram, ProgramAction, ProgramRule, ValueTemplate } from './program.js';
 import type { RateBuckets } from './rate-buckets.js';
-import type { PolicyValue } from './types.js';
+import type { CompressionAlgorithm, PolicyValue } from './types.js';
+import { MIN_COMPRESSED_BYTES, negotiateEncoding } from './compression.js';
 
 /** An answer made by an action instead of the agent's. */
 export interface HttpAnswer {
@@ -54,6 +55,8 @@ export interface HttpDecision {
   errors: EvaluationError[];
   /** `vars.*` after the phase: the response phase starts from the request phase's. */
   vars: Map<string, unknown>;
+  /** on_http_response: compress the answer's body with this (its headers already say so). */
+  compress?: CompressionAlgorithm;
 }
 
 export interface HttpPolicyContext {
@@ -178,6 +181,8 @@ class HttpEvaluation {
   private answer(status: number, headers: string[], body: string): true {
     this.decision.answer = { status, headers, body };
     if (this.phase === 'on_http_response') {
+      // A new answer: an earlier compress-response spoke of the one it replaces.
+      delete this.decision.compress;
       // The answer replaces the agent's: its headers are the ones later rules edit.
       this.decision.headers = headers;
       this.res = undefined;
@@ -262,6 +267,9 @@ class HttpEvaluation {
       }
       case 'basic-auth':
         return this.basicAuth(action);
+      case 'compress-response':
+        this.compress(action.algorithms);
+        return false;
       case 'rate-limit': {
         const key = action.keys.length === 0 ? this.base.conn.client_ip : action.keys.map((k) => this.text(k, rule, at)).join('\u0000');
         const verdict = this.context.buckets.take(`${action.bucket}\u0001${key}`, action.capacity, action.windowMs, Number(this.context.connection.now));
@@ -285,6 +293,36 @@ class HttpEvaluation {
     const matcher = from.matcher(url);
     if (!matcher.find()) return undefined;
     return from.matcher(url).replaceFirst(replacement);
+  }
+
+  /** Negotiates, and on success edits the answer's headers for a compressed body the data plane streams. */
+  private compress(algorithms: readonly CompressionAlgorithm[]): void {
+    const result = this.results.compress!;
+    const res = this.activation.res as { headers: Map<string, string[]>; content_length: bigint; status_code: bigint } | undefined;
+    if (!res || this.decision.compress !== undefined) return;
+    const encoding = res.headers.get('content-encoding')?.[0]?.trim().toLowerCase();
+    result.already_compressed = encoding !== undefined && encoding !== '' && encoding !== 'identity';
+    const status = Number(res.status_code);
+    if (result.already_compressed || status < 200 || status === 204 || status === 304 || this.context.request.method === 'HEAD') return;
+    if (res.content_length >= 0n && res.content_length < BigInt(MIN_COMPRESSED_BYTES)) return;
+    const accepted = (this.activation.req as { headers: Map<string, string[]> }).headers.get('accept-encoding') ?? [];
+    const algorithm = negotiateEncoding(accepted, algorithms);
+    if (algorithm === undefined) return;
+    result.negotiated_algorithm = algorithm;
+    this.decision.compress = algorithm;
+    const kept: string[] = [];
+    const headers = this.decision.headers;
+    let vary = false;
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i]!.toLowerCase();
+      if (name === 'content-length' || name === 'content-encoding') continue;
+      if (name === 'vary') vary ||= /(^|,)\s*(accept-encoding|\*)\s*(,|$)/i.test(headers[i + 1]!);
+      kept.push(headers[i]!, headers[i + 1]!);
+    }
+    kept.push('Content-Encoding', algorithm);
+    if (!vary) kept.push('Vary', 'Accept-Encoding');
+    this.decision.headers = kept;
+    this.res = undefined;
   }
 
   private basicAuth(action: Extract<ProgramAction, { type: 'basic-auth' }>): boolean {

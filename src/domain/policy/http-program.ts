@@ -5,7 +5,7 @@
  */
 import type { RE2JS } from 're2js';
 import { compileRe2 } from './regex.js';
-import type { HttpAction, PolicyValue } from './types.js';
+import type { CompressionAlgorithm, HttpAction, PolicyValue } from './types.js';
 
 /** A config string: fixed, or literal text around compiled `${...}` expressions (the shape program.ts builds). */
 export type StringTemplate = { kind: 'static'; value: PolicyValue } | { kind: 'string'; literals: string[]; expressions: Array<{ text: string; run: (a: Record<string, unknown>) => unknown }> } | { kind: 'list' | 'map' };
@@ -18,6 +18,7 @@ export type HttpProgramAction =
   | { type: 'redirect'; from: RE2JS | null; to: StringTemplate; status: number; headers: Array<[string, StringTemplate]> }
   | { type: 'url-rewrite'; from: RE2JS | null; to: StringTemplate }
   | { type: 'set-vars'; vars: Array<[string, StringTemplate]> }
+  | { type: 'compress-response'; algorithms: readonly CompressionAlgorithm[] }
   | { type: 'basic-auth'; credentials: ReadonlyArray<{ username: string; secret: Buffer }>; realm: string; enforce: boolean }
   | { type: 'rate-limit'; bucket: string; capacity: number; windowMs: number; keys: StringTemplate[] };
 
@@ -42,6 +43,8 @@ export function compileHttpAction(action: HttpAction, templateOf: (value: Policy
       return { type: 'url-rewrite', from: pattern(action.config.from), to: templateOf(action.config.to) };
     case 'set-vars':
       return { type: 'set-vars', vars: action.config.vars.map(([name, value]) => [name, templateOf(value)]) };
+    case 'compress-response':
+      return { type: 'compress-response', algorithms: action.config.algorithms };
     case 'basic-auth':
       return {
         type: 'basic-auth',

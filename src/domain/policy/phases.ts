@@ -46,7 +46,7 @@ export const PHASES: { readonly [P in PhaseName]: PhaseDescriptor } = {
   on_http_response: {
     name: 'on_http_response',
     runsOn: HTTP_KINDS,
-    actions: ['add-headers', 'custom-response', 'log', 'remove-headers', 'set-vars'],
+    actions: ['add-headers', 'compress-response', 'custom-response', 'log', 'remove-headers', 'set-vars'],
     variables: HTTP_RESPONSE_VARIABLES,
   },
 };

@@ -38,6 +38,8 @@ export interface RestrictIpsAction {
   };
 }
 
+export type CompressionAlgorithm = 'gzip' | 'br' | 'deflate';
+
 /** Header names and values as written (values may hold `${...}`). */
 export type HeaderList = Array<[string, string]>;
 
@@ -51,6 +53,8 @@ export type HttpAction =
   | { type: 'redirect'; config: { from: string | null; to: string; status_code: number; headers: HeaderList } }
   | { type: 'url-rewrite'; config: { from: string | null; to: string } }
   | { type: 'set-vars'; config: { vars: Array<[string, PolicyValue]> } }
+  /** Algorithms in the order preferred when the client rates several equally. */
+  | { type: 'compress-response'; config: { algorithms: CompressionAlgorithm[] } }
   | { type: 'basic-auth'; config: { credentials: Array<{ username: string; password: string }>; realm: string; enforce: boolean } }
   | {
       type: 'rate-limit';

@@ -93,6 +93,7 @@ const HTTP_ACTION_RESULTS = {
   redirect: { url: 'string' },
   url_rewrite: { url: 'string' },
   custom_response: { status_code: 'int' },
+  compress: { already_compressed: 'bool', negotiated_algorithm: 'string' },
 } as const;
 
 export const HTTP_REQUEST_VARIABLES = {

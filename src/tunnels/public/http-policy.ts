@@ -15,16 +15,20 @@ import {
 import type { EndpointPool } from '../registry.js';
 import type { PublicConnection } from './connections.js';
 import { endpointOfPool, policyConnection, type PolicyMetrics } from './policy-gate.js';
+import { compressSync, type Compression } from './compress.js';
+
+/** An answer an action made; its body already compressed (a Buffer) when compress-response said so. */
+export type PolicyAnswer = Omit<HttpAnswer, 'body'> & { body: string | Buffer };
 
 /** The request as it goes to the agent, or the answer to send instead (the response phase has run on it). */
 export type RequestOutcome =
-  | { kind: 'answer'; answer: HttpAnswer }
+  | { kind: 'answer'; answer: PolicyAnswer }
   | {
       kind: 'forward';
       headers: string[];
       target: string;
       /** The response phase for the agent's answer (undefined when the policy has none). */
-      respond: ((status: number, headers: string[]) => { headers: string[] } | HttpAnswer) | undefined;
+      respond: ((status: number, headers: string[]) => { headers: string[]; compress?: Compression | undefined } | HttpAnswer) | undefined;
     };
 
 /** Whether a policy has rules in an HTTP phase (otherwise requests pass untouched and unparsed). */
@@ -58,12 +62,14 @@ export class HttpPolicy {
       : (status: number, answerHeaders: string[]) => {
           const after = evaluateHttpResponse(program, context, sent, { status, headers: answerHeaders }, decision.vars);
           this.record(conn, after);
-          return after.answer ?? { headers: after.headers };
+          return after.answer ?? { headers: after.headers, compress: after.compress };
         };
     if (decision.answer) {
       const answer = decision.answer;
       const final = respond ? respond(answer.status, answer.headers) : answer;
-      return { kind: 'answer', answer: 'body' in final ? (final as HttpAnswer) : { ...answer, headers: final.headers } };
+      if ('body' in final) return { kind: 'answer', answer: final as HttpAnswer };
+      const compress = (final as { compress?: Compression }).compress;
+      return { kind: 'answer', answer: { ...answer, headers: final.headers, ...(compress ? { body: compressSync(compress, Buffer.from(answer.body)) } : {}) } };
     }
     return { kind: 'forward', headers: decision.headers, target: decision.target, respond };
   }
@@ -91,8 +97,8 @@ export class HttpPolicy {
 }
 
 /** An answer an action made, framed by Node (its own Content-Length). */
-export function writeAnswer(res: http.ServerResponse, answer: HttpAnswer): void {
-  const body = Buffer.from(answer.body, 'utf8');
+export function writeAnswer(res: http.ServerResponse, answer: PolicyAnswer): void {
+  const body = typeof answer.body === 'string' ? Buffer.from(answer.body, 'utf8') : answer.body;
   const headers = [...answer.headers, 'Content-Length', String(body.length)];
   try {
     res.writeHead(answer.status, headers);
@@ -104,8 +110,8 @@ export function writeAnswer(res: http.ServerResponse, answer: HttpAnswer): void 
 }
 
 /** An answer an action made, as bytes for a socket an upgrade took over (then closed). */
-export function answerBytes(answer: HttpAnswer): Buffer {
-  const body = Buffer.from(answer.body, 'utf8');
+export function answerBytes(answer: PolicyAnswer): Buffer {
+  const body = typeof answer.body === 'string' ? Buffer.from(answer.body, 'utf8') : answer.body;
   let head = `HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status] ?? 'Status'}\r\n`;
   for (let i = 0; i + 1 < answer.headers.length; i += 2) {
     const name = answer.headers[i]!;

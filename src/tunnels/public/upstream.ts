@@ -4,9 +4,10 @@
 // bytes; its answer is read with Node's own parser and written through the request's
 // ServerResponse, which frames it for the client.
 import type http from 'node:http';
-import type { Duplex } from 'node:stream';
+import type { Duplex, Transform } from 'node:stream';
 import { responseParser, type NodeHttpParser } from './llhttp.js';
 import { corkForTurn } from './splice.js';
+import { compressor, type Compression } from './compress.js';
 
 /** An idle stream to the agent is closed before a local server's own idle timeout (Node's is 5 s). */
 const IDLE_MS = 4_000;
@@ -41,7 +42,7 @@ export interface Exchange {
    * the client would get them) → the headers to send, or an answer to send instead (the agent's
    * body is then read and dropped).
    */
-  readonly respond?: (status: number, headers: string[]) => { headers: string[] } | { status: number; headers: string[]; body: string };
+  readonly respond?: (status: number, headers: string[]) => { headers: string[]; compress?: Compression | undefined } | { status: number; headers: string[]; body: string };
 }
 
 export interface ChannelHooks {
@@ -127,6 +128,8 @@ class Leg {
   private held: Buffer | undefined;
   /** An answer made by the response phase replaced this one: its body is read and dropped. */
   private discarding = false;
+  /** compress-response: the answer's body goes through this on its way to the client. */
+  private compressing: Transform | undefined;
   /** Between answers: the next bytes begin a head. */
   private awaitingHead = true;
   /** The head being parsed ends in the bytes given to the parser (so the body may bypass it). */
@@ -154,6 +157,7 @@ class Leg {
     this.exchange = exchange;
     this.answered = false;
     this.discarding = false;
+    this.compressing = undefined;
     this.informationals = 0;
     this.stream.write(exchange.head);
     const { req } = exchange;
@@ -229,7 +233,14 @@ class Leg {
         res.writeHead(edited.status, edited.headers);
         res.end(edited.body);
         this.discarding = true;
-      } else res.writeHead(status, statusMessage, edited?.headers ?? answerHeaders);
+      } else {
+        res.writeHead(status, statusMessage, edited?.headers ?? answerHeaders);
+        if (edited?.compress !== undefined) {
+          this.compressing = compressor(edited.compress);
+          this.compressing.on('error', () => res.destroy());
+          this.compressing.pipe(res);
+        }
+      }
     } catch {
       // a status or header Node will not write (RFC 9110 allows less than llhttp reads)
       this.spoil();
@@ -271,7 +282,11 @@ class Leg {
     this.answered = true;
     if (!this.keepAlive) this.usable = false;
     if (this.discarding) this.discarding = false;
-    else {
+    else if (this.compressing) {
+      // the compressor ends the answer once it has flushed (pipe)
+      this.compressing.end(held);
+      this.compressing = undefined;
+    } else {
       if (held !== undefined) corkForTurn(exchange.req.socket, held);
       exchange.res.end(held);
     }
@@ -285,6 +300,14 @@ class Leg {
 
   private writeBody(chunk: Buffer): void {
     if (this.discarding) return;
+    const compressing = this.compressing;
+    if (compressing) {
+      if (!compressing.write(chunk)) {
+        this.stream.pause();
+        compressing.once('drain', () => this.stream.resume());
+      }
+      return;
+    }
     const res = this.exchange!.res;
     corkForTurn(this.exchange!.req.socket, chunk);
     if (!res.write(chunk)) {

@@ -78,7 +78,12 @@ const cases: Array<[string, () => string, string]> = [
     const result = validatePolicy(JSON.stringify({ on_http_request: [{ actions: [{ type: 'custom-response', config: { status_code: 200 } }, { type: 'deny' }] }] }), { endpoint: 'http' });
     return result.ok ? 'ok' : result.error.code;
   }, 'ERR_NGROK_2207'],
-  ['response phase: compress-response not served yet', () => code('on_http_response', 'compress-response', {}), 'ERR_NGROK_2202'],
+  ['compress-response: no config', () => code('on_http_response', 'compress-response', undefined), 'ok'],
+  ['compress-response: algorithms', () => code('on_http_response', 'compress-response', { algorithms: ['gzip', 'br', 'deflate'] }), 'ok'],
+  ['compress-response: an algorithm twice', () => code('on_http_response', 'compress-response', { algorithms: ['gzip', 'gzip'] }), 'ERR_NGROK_2204'],
+  ['compress-response: zstd is not served', () => code('on_http_response', 'compress-response', { algorithms: ['zstd'] }), 'ERR_NGROK_2204'],
+  ['compress-response: only in on_http_response', () => req('compress-response'), 'ERR_NGROK_2202'],
+  ['response phase: circuit-breaker not served yet', () => req('circuit-breaker', { error_threshold: 0.5 }), 'ERR_NGROK_2202'],
   ['response phase: basic-auth belongs to the request phase', () => code('on_http_response', 'basic-auth', { credentials: ['u:12345678'] }), 'ERR_NGROK_2202'],
 ];
 

@@ -279,3 +279,41 @@ describe('on_http_response actions', () => {
     assert.equal(failed.answer?.body, 'sorry');
   });
 });
+
+describe('compress-response', () => {
+  const p = program('on_http_response:\n  - actions: [{type: compress-response, config: {algorithms: [gzip, br]}}]\n');
+  const run = (acceptEncoding: string | undefined, answerHeaders: string[], method = 'GET', status = 200) => {
+    const request = { headers: [...REQUEST.headers, ...(acceptEncoding === undefined ? [] : ['Accept-Encoding', acceptEncoding])], method };
+    return evaluateHttpResponse(p, context(request), { headers: request.headers, target: '/' }, { status, headers: answerHeaders }, new Map());
+  };
+  const cases: Array<[string, string | undefined, string[], string | undefined, string?, number?]> = [
+    ['gzip asked', 'gzip', ['Content-Type', 'text/plain'], 'gzip'],
+    ['the client’s q-values decide', 'gzip;q=0.4, br;q=0.9', [], 'br'],
+    ['a tie goes to the action’s order', 'br, gzip', [], 'gzip'],
+    ['* counts for the rest', '*;q=0.5', [], 'gzip'],
+    ['q=0 refuses', 'gzip;q=0, br;q=0', [], undefined],
+    ['nothing asked', undefined, [], undefined],
+    ['only deflate asked, not offered', 'deflate', [], undefined],
+    ['already encoded', 'gzip', ['Content-Encoding', 'br'], undefined],
+    ['a tiny body of known length', 'gzip', ['Content-Length', '1023'], undefined],
+    ['a body just large enough', 'gzip', ['Content-Length', '1024'], 'gzip'],
+    ['HEAD', 'gzip', [], undefined, 'HEAD'],
+    ['304', 'gzip', [], undefined, 'GET', 304],
+  ];
+  for (const [name, accept, headers, expected, method, status] of cases) {
+    test(`${name} → ${expected ?? 'not compressed'}`, () => {
+      const decision = run(accept, headers, method, status);
+      assert.equal(decision.compress, expected);
+      if (expected) {
+        assert.deepEqual(header(decision.headers, 'content-encoding'), [expected]);
+        assert.deepEqual(header(decision.headers, 'content-length'), []);
+        assert.deepEqual(header(decision.headers, 'vary'), ['Accept-Encoding']);
+      }
+    });
+  }
+
+  test('an existing Vary naming Accept-Encoding is kept as it is', () => {
+    const decision = run('gzip', ['Vary', 'Origin, Accept-Encoding']);
+    assert.deepEqual(header(decision.headers, 'vary'), ['Origin, Accept-Encoding']);
+  });
+});
