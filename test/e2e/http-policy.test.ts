@@ -273,6 +273,21 @@ describe('endpoint options served as rules of the same engine (HTTP-POLICY.md §
   });
 });
 
+test('CircuitBreaker option: after enough 5xx answers, burrow answers 503 itself and the agent rests', { timeout: 30_000 }, async () => {
+  const host = 'breaker.burrow.localhost';
+  const address = local.address() as { port: number };
+  // the SDK's option sets the threshold; the policy's own breaker sets a small volume to trip quickly
+  const policy = 'on_http_request:\n  - actions: [{type: circuit-breaker, config: {error_threshold: 0.5, volume_threshold: 2, tripped_duration: 60s}}]\n';
+  listeners.push(await session.httpEndpoint().domain(host).scheme('HTTP').circuitBreaker(0.5).policy(policy).listenAndForward(`http://127.0.0.1:${address.port}`));
+  assert.equal((await request('http', host, '/fail')).status, 500);
+  assert.equal((await request('http', host, '/fail')).status, 500);
+  const before = seen.length;
+  const open = await request('http', host, '/fail');
+  assert.equal(open.status, 503);
+  assert.match(open.body, /circuit breaker/);
+  assert.equal(seen.length, before);
+});
+
 test('an upgrade request passes the request phase too: a WebSocket to a denied path gets the deny', { timeout: 30_000 }, async () => {
   const host = 'policy-http.burrow.localhost';
   const before = seen.length;

@@ -8,7 +8,7 @@
  */
 
 /** Options turned into rules, on http and https endpoints. */
-export const OPTIONS_AS_RULES: ReadonlySet<string> = new Set(['BasicAuth', 'RequestHeaders', 'ResponseHeaders', 'UserAgentFilter', 'Compression']);
+export const OPTIONS_AS_RULES: ReadonlySet<string> = new Set(['BasicAuth', 'RequestHeaders', 'ResponseHeaders', 'UserAgentFilter', 'Compression', 'CircuitBreaker']);
 
 export type OptionsDocument = { ok: true; document: string | undefined } | { ok: false; option: string; message: string };
 
@@ -25,6 +25,8 @@ export function optionsDocument(opts: Readonly<Record<string, unknown>>): Option
     if (basic !== undefined) request.push({ name: 'BasicAuth', actions: [{ type: 'basic-auth', config: { credentials: credentials(basic) } }] });
     const userAgents = option(opts, 'UserAgentFilter');
     if (userAgents !== undefined) request.push(...userAgentRules(userAgents));
+    const breaker = option(opts, 'CircuitBreaker');
+    if (breaker !== undefined) request.push({ name: 'CircuitBreaker', actions: [{ type: 'circuit-breaker', config: breakerConfig(breaker) }] });
     const requestHeaders = option(opts, 'RequestHeaders');
     if (requestHeaders !== undefined) request.push(...headerRules('RequestHeaders', requestHeaders));
     const responseHeaders = option(opts, 'ResponseHeaders');
@@ -115,4 +117,12 @@ function userAgentRules(value: Record<string, unknown>): unknown[] {
   if (refused.length === 0) return [];
   const expression = allow.length > 0 ? `!(${any(allow)}) && (${refused.join(' || ')})` : refused[0]!;
   return [{ name: 'UserAgentFilter', expressions: [expression], actions: [{ type: 'deny', config: { status_code: 403 } }] }];
+}
+
+/** CircuitBreaker {error_threshold}: the action with that threshold and its other defaults (0 or absent: the default). */
+function breakerConfig(value: Record<string, unknown>): Record<string, unknown> {
+  const threshold = value.error_threshold;
+  if (threshold === undefined || threshold === null || threshold === 0) return {};
+  if (typeof threshold !== 'number') throw new OptionProblem('CircuitBreaker', 'Opts.CircuitBreaker.error_threshold must be a number.');
+  return { error_threshold: threshold };
 }

@@ -60,6 +60,32 @@ export function validateHttpAction(type: string, label: string, where: string, c
     }
     case 'set-vars':
       return { type, config: { vars: setVars(ctx, map) } };
+    case 'circuit-breaker': {
+      only(ctx, map, ['error_threshold', 'volume_threshold', 'window_duration', 'tripped_duration', 'num_buckets']);
+      const threshold = value(map, 'error_threshold');
+      let error_threshold = 0.5;
+      if (threshold) {
+        if (threshold.kind !== 'scalar' || typeof threshold.value !== 'number') fail(CODES.configMalformed, `${ctx.where}: config.error_threshold must be a number.`);
+        if (!(threshold.value > 0 && threshold.value <= 1)) fail(CODES.configInvalid, `${ctx.where}: config.error_threshold is ${threshold.value}; it must be above 0 and at most 1.`);
+        error_threshold = threshold.value;
+      }
+      const seconds = (key: string): number => {
+        const text = optionalString(ctx, map, key) ?? '10s';
+        const parsed = durationSeconds(text);
+        if (parsed === undefined || parsed < 1 || parsed > 3600) fail(CODES.configInvalid, `${ctx.where}: config.${key} ${quoted(text)} must be a duration from 1s to 1h.`);
+        return parsed;
+      };
+      return {
+        type,
+        config: {
+          error_threshold,
+          volume_threshold: integer(ctx, map, 'volume_threshold', 10, 1, 1_000_000),
+          window_duration: seconds('window_duration'),
+          tripped_duration: seconds('tripped_duration'),
+          num_buckets: integer(ctx, map, 'num_buckets', 10, 1, 128),
+        },
+      };
+    }
     case 'compress-response': {
       only(ctx, map, ['algorithms']);
       const given = stringList(ctx, map, 'algorithms', false, COMPRESSIONS.length);

@@ -24,6 +24,7 @@ import type { StringTemplate } from './http-program.js';
 import type { PhaseName } from './phases.js';
 import type { PolicyProgram, ProgramAction, ProgramRule, ValueTemplate } from './program.js';
 import type { RateBuckets } from './rate-buckets.js';
+import type { BreakerConfig, CircuitBreakers } from './circuit-breakers.js';
 import type { CompressionAlgorithm, PolicyValue } from './types.js';
 import { MIN_COMPRESSED_BYTES, negotiateEncoding } from './compression.js';
 
@@ -57,6 +58,8 @@ export interface HttpDecision {
   vars: Map<string, unknown>;
   /** on_http_response: compress the answer's body with this (its headers already say so). */
   compress?: CompressionAlgorithm;
+  /** The circuit breakers the request passed: each is told how the agent answered (`recordAnswer`). */
+  breakers: BreakerConfig[];
 }
 
 export interface HttpPolicyContext {
@@ -64,6 +67,13 @@ export interface HttpPolicyContext {
   readonly request: PolicyHttpRequest;
   /** The endpoint's rate-limit counts. */
   readonly buckets: RateBuckets;
+  /** The endpoint's circuit breakers (absent: circuit-breaker actions let everything through). */
+  readonly breakers?: CircuitBreakers;
+}
+
+/** The agent's answer to a request that passed circuit breakers (a 5xx counts as a failure). */
+export function recordAnswer(context: HttpPolicyContext, decision: HttpDecision, status: number, nowMs: number): void {
+  for (const breaker of decision.breakers) context.breakers?.record(breaker, status >= 500, nowMs);
 }
 
 /** At most this many url-rewrite/redirect rewrites per request: a policy that loops is bounded (HTTP-POLICY.md §7). */
@@ -112,7 +122,7 @@ class HttpEvaluation {
     private readonly requestHeaders?: string[],
   ) {
     ({ base: this.base, client: this.client } = connectionVariables(context.connection));
-    this.decision = { answer: undefined, headers, target, taken: [], logs: [], errors: [], vars };
+    this.decision = { answer: undefined, headers, target, taken: [], logs: [], errors: [], vars, breakers: [] };
     const self = this;
     this.activation = {
       get conn() {
@@ -270,6 +280,14 @@ class HttpEvaluation {
       case 'compress-response':
         this.compress(action.algorithms);
         return false;
+      case 'circuit-breaker': {
+        const breakers = this.context.breakers;
+        if (breakers && !breakers.allows(action.breaker, Number(this.context.connection.now))) {
+          return this.answer(503, ['Content-Type', 'text/plain; charset=utf-8'], "503 Service Unavailable: the endpoint's circuit breaker is open.\n");
+        }
+        this.decision.breakers.push(action.breaker);
+        return false;
+      }
       case 'rate-limit': {
         const key = action.keys.length === 0 ? this.base.conn.client_ip : action.keys.map((k) => this.text(k, rule, at)).join('\u0000');
         const verdict = this.context.buckets.take(`${action.bucket}\u0001${key}`, action.capacity, action.windowMs, Number(this.context.connection.now));

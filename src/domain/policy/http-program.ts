@@ -5,6 +5,7 @@
  */
 import type { RE2JS } from 're2js';
 import { compileRe2 } from './regex.js';
+import type { BreakerConfig } from './circuit-breakers.js';
 import type { CompressionAlgorithm, HttpAction, PolicyValue } from './types.js';
 
 /** A config string: fixed, or literal text around compiled `${...}` expressions (the shape program.ts builds). */
@@ -19,8 +20,11 @@ export type HttpProgramAction =
   | { type: 'url-rewrite'; from: RE2JS | null; to: StringTemplate }
   | { type: 'set-vars'; vars: Array<[string, StringTemplate]> }
   | { type: 'compress-response'; algorithms: readonly CompressionAlgorithm[] }
+  | { type: 'circuit-breaker'; breaker: BreakerConfig }
   | { type: 'basic-auth'; credentials: ReadonlyArray<{ username: string; secret: Buffer }>; realm: string; enforce: boolean }
   | { type: 'rate-limit'; bucket: string; capacity: number; windowMs: number; keys: StringTemplate[] };
+
+let breakerSequence = 0;
 
 /**
  * `templateOf` compiles a config value (program.ts's `template`); `id` names the action within the
@@ -43,6 +47,12 @@ export function compileHttpAction(action: HttpAction, templateOf: (value: Policy
       return { type: 'url-rewrite', from: pattern(action.config.from), to: templateOf(action.config.to) };
     case 'set-vars':
       return { type: 'set-vars', vars: action.config.vars.map(([name, value]) => [name, templateOf(value)]) };
+    case 'circuit-breaker': {
+      const c = action.config;
+      // A breaker of its own per compiled action: the options' program and the policy's share an endpoint.
+      const breaker = { key: `${id} #${++breakerSequence}`, threshold: c.error_threshold, volume: c.volume_threshold, windowMs: c.window_duration * 1000, trippedMs: c.tripped_duration * 1000, buckets: c.num_buckets };
+      return { type: 'circuit-breaker', breaker };
+    }
     case 'compress-response':
       return { type: 'compress-response', algorithms: action.config.algorithms };
     case 'basic-auth':

@@ -31,6 +31,7 @@ export const PHASES: { readonly [P in PhaseName]: PhaseDescriptor } = {
     actions: [
       'add-headers',
       'basic-auth',
+      'circuit-breaker',
       'custom-response',
       'deny',
       'log',

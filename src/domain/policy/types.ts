@@ -53,6 +53,10 @@ export type HttpAction =
   | { type: 'redirect'; config: { from: string | null; to: string; status_code: number; headers: HeaderList } }
   | { type: 'url-rewrite'; config: { from: string | null; to: string } }
   | { type: 'set-vars'; config: { vars: Array<[string, PolicyValue]> } }
+  | {
+      type: 'circuit-breaker';
+      config: { error_threshold: number; volume_threshold: number; window_duration: number; tripped_duration: number; num_buckets: number };
+    }
   /** Algorithms in the order preferred when the client rates several equally. */
   | { type: 'compress-response'; config: { algorithms: CompressionAlgorithm[] } }
   | { type: 'basic-auth'; config: { credentials: Array<{ username: string; password: string }>; realm: string; enforce: boolean } }

@@ -6,7 +6,9 @@ import http from 'node:http';
 import {
   evaluateHttpRequest,
   evaluateHttpResponse,
+  CircuitBreakers,
   RateBuckets,
+  recordAnswer,
   type HttpAnswer,
   type HttpDecision,
   type HttpPolicyContext,
@@ -38,6 +40,7 @@ export function hasHttpPhases(program: PolicyProgram | undefined): program is Po
 
 export class HttpPolicy {
   private readonly buckets = new WeakMap<EndpointPool, RateBuckets>();
+  private readonly breakers = new WeakMap<EndpointPool, CircuitBreakers>();
 
   constructor(
     private readonly region: string,
@@ -57,16 +60,19 @@ export class HttpPolicy {
     const decision = evaluateHttpRequest(program, context);
     this.record(conn, decision);
     const sent = { headers: decision.headers, target: decision.target };
-    const respond = program.phases.on_http_response.length === 0
+    const judged = program.phases.on_http_response.length > 0;
+    const respond = !judged && decision.breakers.length === 0
       ? undefined
       : (status: number, answerHeaders: string[]) => {
+          recordAnswer(context, decision, status, Date.now());
+          if (!judged) return { headers: answerHeaders };
           const after = evaluateHttpResponse(program, context, sent, { status, headers: answerHeaders }, decision.vars);
           this.record(conn, after);
           return after.answer ?? { headers: after.headers, compress: after.compress };
         };
     if (decision.answer) {
       const answer = decision.answer;
-      const final = respond ? respond(answer.status, answer.headers) : answer;
+      const final = judged ? respond!(answer.status, answer.headers) : answer;
       if ('body' in final) return { kind: 'answer', answer: final as HttpAnswer };
       const compress = (final as { compress?: Compression }).compress;
       return { kind: 'answer', answer: { ...answer, headers: final.headers, ...(compress ? { body: compressSync(compress, Buffer.from(answer.body)) } : {}) } };
@@ -77,11 +83,14 @@ export class HttpPolicy {
   private context(conn: PublicConnection, pool: EndpointPool, req: http.IncomingMessage, scheme: 'http' | 'https', headers: string[]): HttpPolicyContext {
     let buckets = this.buckets.get(pool);
     if (!buckets) this.buckets.set(pool, (buckets = new RateBuckets()));
+    let breakers = this.breakers.get(pool);
+    if (!breakers) this.breakers.set(pool, (breakers = new CircuitBreakers()));
     const now = Date.now();
     return {
       connection: policyConnection(conn, this.region, endpointOfPool(pool), now),
       request: { method: req.method ?? 'GET', target: req.url ?? '/', version: req.httpVersion, scheme, headers, receivedAt: now },
       buckets,
+      breakers,
     };
   }
 

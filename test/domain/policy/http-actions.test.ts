@@ -83,7 +83,16 @@ const cases: Array<[string, () => string, string]> = [
   ['compress-response: an algorithm twice', () => code('on_http_response', 'compress-response', { algorithms: ['gzip', 'gzip'] }), 'ERR_NGROK_2204'],
   ['compress-response: zstd is not served', () => code('on_http_response', 'compress-response', { algorithms: ['zstd'] }), 'ERR_NGROK_2204'],
   ['compress-response: only in on_http_response', () => req('compress-response'), 'ERR_NGROK_2202'],
-  ['response phase: circuit-breaker not served yet', () => req('circuit-breaker', { error_threshold: 0.5 }), 'ERR_NGROK_2202'],
+  ['circuit-breaker: defaults', () => req('circuit-breaker'), 'ok'],
+  ['circuit-breaker: threshold 1', () => req('circuit-breaker', { error_threshold: 1 }), 'ok'],
+  ['circuit-breaker: threshold past 1', () => req('circuit-breaker', { error_threshold: 1.01 }), 'ERR_NGROK_2204'],
+  ['circuit-breaker: threshold 0', () => req('circuit-breaker', { error_threshold: 0 }), 'ERR_NGROK_2204'],
+  ['circuit-breaker: threshold as text', () => req('circuit-breaker', { error_threshold: 'half' }), 'ERR_NGROK_2203'],
+  ['circuit-breaker: 128 buckets', () => req('circuit-breaker', { num_buckets: 128 }), 'ok'],
+  ['circuit-breaker: 129 buckets', () => req('circuit-breaker', { num_buckets: 129 }), 'ERR_NGROK_2204'],
+  ['circuit-breaker: window 1h', () => req('circuit-breaker', { window_duration: '1h' }), 'ok'],
+  ['circuit-breaker: window past 1h', () => req('circuit-breaker', { window_duration: '1h0m1s' }), 'ERR_NGROK_2204'],
+  ['circuit-breaker: not in the response phase', () => code('on_http_response', 'circuit-breaker', undefined), 'ERR_NGROK_2202'],
   ['response phase: basic-auth belongs to the request phase', () => code('on_http_response', 'basic-auth', { credentials: ['u:12345678'] }), 'ERR_NGROK_2202'],
 ];
 

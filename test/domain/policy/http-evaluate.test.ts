@@ -6,6 +6,8 @@ import {
   evaluateHttpRequest,
   evaluateHttpResponse,
   RateBuckets,
+  CircuitBreakers,
+  recordAnswer,
   type HttpPolicyContext,
   type PolicyConnection,
   type PolicyHttpRequest,
@@ -315,5 +317,41 @@ describe('compress-response', () => {
   test('an existing Vary naming Accept-Encoding is kept as it is', () => {
     const decision = run('gzip', ['Vary', 'Origin, Accept-Encoding']);
     assert.deepEqual(header(decision.headers, 'vary'), ['Origin, Accept-Encoding']);
+  });
+});
+
+describe('circuit-breaker', () => {
+  test('trips at the error share once the volume is reached, answers 503 while open, closes after tripped_duration', () => {
+    const p = program('on_http_request:\n  - actions: [{type: circuit-breaker, config: {error_threshold: 0.5, volume_threshold: 4, window_duration: 10s, tripped_duration: 30s}}]\n');
+    const breakers = new CircuitBreakers();
+    const at = (ms: number) => ({ ...context(), breakers, connection: { ...CONNECTION, now: NOW + ms } });
+    const answer = (ms: number, status: number) => {
+      const ctx = at(ms);
+      const decision = evaluateHttpRequest(p, ctx);
+      if (decision.answer) return decision.answer.status;
+      recordAnswer(ctx, decision, status, NOW + ms);
+      return status;
+    };
+    assert.equal(answer(0, 200), 200);
+    assert.equal(answer(100, 500), 500);
+    assert.equal(answer(200, 500), 500); // 2 of 3: volume not reached yet
+    assert.equal(answer(300, 200), 200); // 2 of 4 = 0.5: trips
+    assert.equal(answer(400, 200), 503);
+    assert.equal(answer(30_299, 200), 503);
+    assert.equal(answer(30_301, 200), 200);
+    // failures older than the window no longer count
+    const fresh = new CircuitBreakers();
+    const late = (ms: number, status: number) => {
+      const ctx = { ...at(ms), breakers: fresh };
+      const decision = evaluateHttpRequest(p, ctx);
+      if (decision.answer) return decision.answer.status;
+      recordAnswer(ctx, decision, status, NOW + ms);
+      return status;
+    };
+    late(0, 500);
+    late(1, 500);
+    late(20_000, 200);
+    late(20_001, 200);
+    assert.equal(late(20_002, 200), 200);
   });
 });
