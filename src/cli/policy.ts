@@ -14,14 +14,17 @@ export function policyCommand(): Command {
     .command('validate <file>')
     .description('check a traffic policy document (YAML or JSON, "-" for stdin) as PUT /edges/tls/{id}/traffic_policy would')
     .option('--max-rules <n>', 'rules allowed (default: MAX_POLICY_RULES, else 25)')
-    .action(async (file: string, options: { maxRules?: string }, command: Command) => {
+    .option('--endpoint <kind>', "as an agent's policy for an endpoint of this kind (http, https, tcp, tls), whose phases it decides; default: a TLS edge's module")
+    .action(async (file: string, options: { maxRules?: string; endpoint?: string }, command: Command) => {
       const maxRules = options.maxRules === undefined ? configFor(command).maxPolicyRules : /^\d{1,4}$/.test(options.maxRules) ? Number(options.maxRules) : Number.NaN;
       if (!(maxRules >= 1 && maxRules <= 1000)) throw new CliUsageError('--max-rules must be a whole number from 1 to 1000.');
+      const endpoint = options.endpoint;
+      if (endpoint !== undefined && !['http', 'https', 'tcp', 'tls'].includes(endpoint)) throw new CliUsageError('--endpoint must be http, https, tcp or tls.');
       const source = file === '-' ? await readStdin() : await readFile(file, 'utf8');
       const { validatePolicy } = await import('../domain/policy/index.js');
-      const result = validatePolicy(source, { maxRules });
+      const result = validatePolicy(source, endpoint === undefined ? { maxRules } : { maxRules, endpoint: endpoint as 'http', subject: 'endpoint' });
       if (result.ok) {
-        const rules = result.policy.rules.length;
+        const rules = Object.values(result.policy.phases).reduce((sum, list) => sum + list.length, 0);
         print(`${file}: valid (${rules} rule${rules === 1 ? '' : 's'}).`);
         return;
       }

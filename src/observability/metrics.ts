@@ -52,6 +52,10 @@ export class Metrics {
     'burrow_agent_tls_failures_total',
     'Failed TLS handshakes on the agent port, by reason (the TLS alert or error, e.g. tlsv1_alert_unknown_ca: an agent that does not trust the CA).',
   );
+  readonly policyActions = new Counter(
+    'burrow_policy_actions_total',
+    'Traffic policy actions taken on HTTP requests and answers, by action type and phase.',
+  );
   private dataPlaneGauges: CallbackGauge[] = [];
   private readonly families: { snapshot(): FamilySnapshot }[] = [
     this.httpRequests,
@@ -64,6 +68,7 @@ export class Metrics {
     this.policyDuration,
     this.deniedConnections,
     this.agentTlsFailures,
+    this.policyActions,
   ];
 
   /** One bind (or labeled tunnel) and its result: `ok` or the refusal's error code. */
@@ -80,6 +85,11 @@ export class Metrics {
   /** One failed TLS handshake on the agent port and its reason. */
   observeAgentTlsFailure(reason: string): void {
     this.agentTlsFailures.get(reason, () => ({ reason })).inc();
+  }
+
+  /** One traffic policy action taken in an HTTP phase. */
+  observePolicyAction(type: string, phase: string): void {
+    this.policyActions.get(`${type}|${phase}`, () => ({ type, phase })).inc();
   }
 
   /** One public connection when it ends: its proto, verdict and bytes each way. */

@@ -54,6 +54,17 @@ describe('burrow policy validate', () => {
     assert.equal(json(response).msg, expected.error.message);
   });
 
+  it('--endpoint validates an agent policy for that kind: HTTP phases on http, 2230 on tcp', () => {
+    const document = file('http.yaml', 'on_http_request:\n  - actions: [{type: deny}]\non_http_response:\n  - actions: [{type: remove-headers, config: {headers: [server]}}]\n');
+    const http = burrow(['policy', 'validate', '--endpoint', 'http', document]);
+    assert.equal(http.code, 0, http.stderr);
+    assert.match(http.stdout, /valid \(2 rules\)/);
+    const tcp = burrow(['policy', 'validate', '--endpoint', 'tcp', document]);
+    assert.equal(tcp.code, 1);
+    assert.match(tcp.stderr, /ERR_NGROK_2230/);
+    assert.notEqual(burrow(['policy', 'validate', '--endpoint', 'ftp', document]).code, 0);
+  });
+
   it('reads standard input with "-" and reports parse errors with their line', () => {
     const result = burrow(['policy', 'validate', '-'], 'on_tcp_connect:\n  - actions: [\n');
     assert.equal(result.code, 1);

@@ -156,12 +156,13 @@ export function budgeted<A, R>(ast: unknown, parsed: (activation: A) => R): Budg
 }
 
 /**
- * Refuses a policy whose expressions and interpolations, each evaluated once for a connection,
- * could cost more than MAX_POLICY_COST together. `compiled` maps each one's text to what budgeted() returned.
+ * Refuses a phase whose expressions and interpolations, each evaluated once for a connection (or,
+ * in an HTTP phase, a request), could cost more than MAX_POLICY_COST together. `compiledOf` gives
+ * what budgeted() returned for each one's text in this phase.
  */
-export function checkPolicyCost(rules: readonly ValidatedRule[], compiled: ReadonlyMap<string, object>): void {
+export function checkPolicyCost(rules: readonly ValidatedRule[], compiledOf: (expression: string) => object | undefined): void {
   const costOf = (expression: string): number => {
-    const run = compiled.get(expression);
+    const run = compiledOf(expression);
     return (run && costs.get(run)) ?? 0;
   };
   let total = 0;

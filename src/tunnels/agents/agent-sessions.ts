@@ -6,6 +6,7 @@ import type { BoundTarget, EdgeSettings } from '../../domain/tunnels/binds.js';
 import type { AgentCredential, AgentIngress, IngressLimits, IngressRepository } from '../../domain/tunnels/ingress.js';
 import type { TunnelSession } from '../../domain/tunnels/types.js';
 import { planTunnelPatch } from '../../domain/tunnels/tunnel-patch.js';
+import type { EndpointKind } from '../../domain/policy/index.js';
 import type { Logger } from '../../observability/logger.js';
 import { MuxadoSession } from '../muxado/index.js';
 import {
@@ -253,7 +254,7 @@ export class AgentSessions implements AgentConnections {
     const pool = tunnel.url === null ? undefined : this.registry.pool(tunnel.url);
     const plan = planTunnelPatch(
       req,
-      { labeled: tunnel.url === null, poolingEnabled: pool?.poolingEnabled ?? false, policy: tunnel.policy },
+      { labeled: tunnel.url === null, poolingEnabled: pool?.poolingEnabled ?? false, policy: tunnel.policy, kind: endpointKindOf(tunnel.url) },
       this.settings.limits.maxPolicyRules,
     );
     if (plan.metadata !== undefined) await this.repository.updateTunnelMetadata(tunnel.id, plan.metadata);
@@ -388,6 +389,7 @@ function bindFacts(req: BindRequest): BindRequestFacts {
     poolingEnabled: extra.poolingEnabled,
     forwardsTo: req.forwardsTo,
     metadata: extra.metadata,
+    endpointOptions: req.opts,
   };
 }
 
@@ -405,4 +407,10 @@ async function refusals<T>(work: () => Promise<T>): Promise<T> {
     if (error instanceof AgentRefusal) throw new AgentError(error.code, error.message);
     throw error;
   }
+}
+
+/** The kind of the endpoint at `url` (its scheme); tcp for a labeled tunnel (no URL). */
+function endpointKindOf(url: string | null): EndpointKind {
+  const scheme = url === null ? 'tcp' : url.slice(0, url.indexOf(':'));
+  return scheme === 'http' || scheme === 'https' || scheme === 'tls' ? scheme : 'tcp';
 }

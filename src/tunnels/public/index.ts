@@ -11,6 +11,7 @@ import { HttpProxy } from './http-proxy.js';
 import { KINDS, MAX_PROXY_STREAMS_PER_AGENT, ProxyOpener } from './opener.js';
 import { noDelayFromSecondWrite, splice } from './splice.js';
 import { PolicyGate, endpointOfPool, type PolicyMetrics } from './policy-gate.js';
+import { HttpPolicy } from './http-policy.js';
 import { TcpEndpoints } from './tcp-endpoints.js';
 import { TcpConnectionLimits, type TcpLimits } from './tcp-limits.js';
 import { TlsPort } from './tls-port.js';
@@ -48,6 +49,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
   const { registry, edge } = options;
   const sink = new ConnectionSink(options.logger, options.metrics);
   const gate = new PolicyGate(edge.region, options.metrics);
+  const httpPolicy = new HttpPolicy(edge.region, options.metrics);
   const opener = new ProxyOpener(options.agents);
   const tcpLimits = new TcpConnectionLimits({ ...options.tcpLimits, busyAt: MAX_PROXY_STREAMS_PER_AGENT / 2 });
   const sockets = new Set<net.Socket>();
@@ -95,6 +97,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       opener,
       gate,
       sink,
+      httpPolicy,
     });
     proxy.server.on('connection', track);
     listeners.push(serverListener('edge-http', proxy.server, options.host, options.httpPort, 'http', sockets, () => proxy.server.closeIdleConnections()));
@@ -109,6 +112,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       opener,
       gate,
       sink,
+      httpPolicy,
     });
     const port = new TlsPort({
       routes: { tls: new SchemeRoutes(registry, 'tls', edge.tlsPort), https: httpsRoutes },
