@@ -49,6 +49,8 @@ export interface TunnelConfig {
   readonly edgePublicTlsPort: number;
   readonly edgeTlsCert: string | undefined;
   readonly edgeTlsKey: string | undefined;
+  /** More edge certificates, chosen by SNI: `<stem>.crt` + `<stem>.key` pairs (CERTIFICATES.md §2). */
+  readonly edgeTlsCertsDir: string | undefined;
   /** 0 = no limit. */
   readonly maxSessionsPerAccount: number;
   readonly maxEndpointsPerSession: number;
@@ -227,6 +229,7 @@ function tunnelConfig(env: Env): TunnelConfig {
     edgePublicTlsPort: integer(env, 'EDGE_PUBLIC_TLS_PORT', edgeTlsPort || 443, 1, 65535),
     edgeTlsCert: present(env, 'EDGE_TLS_CERT'),
     edgeTlsKey: present(env, 'EDGE_TLS_KEY'),
+    edgeTlsCertsDir: present(env, 'EDGE_TLS_CERTS_DIR'),
     maxSessionsPerAccount: integer(env, 'MAX_SESSIONS_PER_ACCOUNT', 100, 0, 1_000_000),
     maxEndpointsPerSession: integer(env, 'MAX_ENDPOINTS_PER_SESSION', 100, 0, 10_000),
     region: regionName(env),

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Command } from 'commander';
 import { adminCommands } from './admin.js';
+import { certsCommand } from './certs.js';
 import { policyCommand } from './policy.js';
 import { migrateCommand, serveCommand } from './server.js';
 
@@ -14,6 +15,7 @@ export function buildProgram(): Command {
   program.addCommand(migrateCommand());
   for (const command of adminCommands()) program.addCommand(command);
   program.addCommand(policyCommand());
+  program.addCommand(certsCommand());
   oneLineErrors(program);
   return program;
 }
