@@ -15,6 +15,8 @@ export interface FileWatchOptions {
   readonly directories: readonly string[];
   readonly debounceMs?: number;
   readonly pollMs?: number;
+  /** false: the stat poll alone (what a file system without watch events gets). */
+  readonly fsWatch?: boolean;
 }
 
 export class CertificateFileWatch {
@@ -26,6 +28,7 @@ export class CertificateFileWatch {
   private readonly directories: string[];
   private readonly debounceMs: number;
   private readonly pollMs: number;
+  private readonly fsWatch: boolean;
 
   constructor(
     options: FileWatchOptions,
@@ -35,6 +38,7 @@ export class CertificateFileWatch {
     this.directories = options.directories.map((directory) => resolve(directory));
     this.debounceMs = options.debounceMs ?? WATCH_DEBOUNCE_MS;
     this.pollMs = options.pollMs ?? STAT_POLL_MS;
+    this.fsWatch = options.fsWatch ?? true;
   }
 
   get watching(): boolean {
@@ -43,7 +47,7 @@ export class CertificateFileWatch {
 
   start(): void {
     if (!this.watching || this.poll) return;
-    const watched = new Set([...this.files.map((file) => dirname(file)), ...this.directories]);
+    const watched = this.fsWatch ? new Set([...this.files.map((file) => dirname(file)), ...this.directories]) : new Set<string>();
     for (const directory of watched) {
       try {
         const watcher = watch(directory, { persistent: false }, () => this.changed());
