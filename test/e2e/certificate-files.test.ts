@@ -5,10 +5,10 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import tls from 'node:tls';
-import type ngrok from '@ngrok/ngrok';
+import ngrok from '@ngrok/ngrok';
 import { loadOrCreateCa, type CertificateAuthority } from '../../src/tunnels/tls/ca.js';
 import { issueCertificate, type IssuedCertificate } from '../../src/tunnels/tls/certificates.js';
-import { connectAgent, createToken, startDataPlane, within, type TrafficServer } from '../helpers/traffic.js';
+import { createToken, startDataPlane, within, type TrafficServer } from '../helpers/traffic.js';
 import { cleanupProcesses, makeTempDir, runCli } from '../helpers/server-process.js';
 
 /**
@@ -17,6 +17,7 @@ import { cleanupProcesses, makeTempDir, runCli } from '../helpers/server-process
  */
 
 const EDGE_NAMES = ['burrow.localhost', '*.burrow.localhost'];
+const AGENT_NAMES = { dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] };
 
 let operatorCa: CertificateAuthority;
 let root: string;
@@ -25,6 +26,7 @@ let server: TrafficServer;
 let session: ngrok.Session;
 let local: http.Server;
 let first: IssuedCertificate;
+let agentFirst: IssuedCertificate;
 let custom: IssuedCertificate;
 let wildcard: IssuedCertificate;
 
@@ -38,16 +40,16 @@ function writePair(directory: string, stem: string, pair: { certPem: string; key
   renameSync(join(directory, `.${stem}.crt.tmp`), join(directory, `${stem}.crt`));
 }
 
-function connect(servername: string): Promise<tls.TLSSocket> {
+function connect(servername: string, port = server.tlsPort): Promise<tls.TLSSocket> {
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: '127.0.0.1', port: server.tlsPort, servername, ca: operatorCa.certPem, timeout: 5_000, checkServerIdentity: () => undefined }, () => resolve(socket));
+    const socket = tls.connect({ host: '127.0.0.1', port, servername, ca: operatorCa.certPem, timeout: 5_000, checkServerIdentity: () => undefined }, () => resolve(socket));
     socket.once('error', reject);
   });
 }
 
 /** The fingerprint of the certificate a new handshake for `servername` gets (its chain checked, not its names). */
-async function served(servername: string): Promise<string> {
-  const socket = await connect(servername);
+async function served(servername: string, port = server.tlsPort): Promise<string> {
+  const socket = await connect(servername, port);
   const pem = socket.getPeerX509Certificate()!.toString();
   socket.destroy();
   return fingerprint(pem);
@@ -84,9 +86,18 @@ before(async () => {
   wildcard = await issueCertificate(operatorCa, { dnsNames: ['*.example.org'] });
   writePair(join(root, 'sni'), 'custom', custom);
   writePair(join(root, 'sni'), 'wildcard', wildcard);
-  env = { EDGE_TLS_CERT: join(root, 'live', 'edge.crt'), EDGE_TLS_KEY: join(root, 'live', 'edge.key'), EDGE_TLS_CERTS_DIR: join(root, 'sni') };
+  agentFirst = await issueCertificate(operatorCa, AGENT_NAMES);
+  mkdirSync(join(root, 'agent'));
+  writePair(join(root, 'agent'), 'agent', agentFirst);
+  env = {
+    EDGE_TLS_CERT: join(root, 'live', 'edge.crt'),
+    EDGE_TLS_KEY: join(root, 'live', 'edge.key'),
+    EDGE_TLS_CERTS_DIR: join(root, 'sni'),
+    AGENT_TLS_CERT: join(root, 'agent', 'agent.crt'),
+    AGENT_TLS_KEY: join(root, 'agent', 'agent.key'),
+  };
   server = await startDataPlane({ env });
-  session = await connectAgent(server, await createToken(server));
+  session = await new ngrok.SessionBuilder().authtoken(await createToken(server)).serverAddr(`127.0.0.1:${server.agentPort}`).caCert(Buffer.from(operatorCa.certPem)).connect();
   local = http.createServer((_req, res) => res.end('served'));
   await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
   const address = `http://127.0.0.1:${(local.address() as { port: number }).port}`;
@@ -120,8 +131,7 @@ test('certs list and /metrics show every file certificate by id, with no names i
   assert.match(edge!.issuer, /^burrow local CA /);
   assert.equal(byNames.get('custom.example.com')?.source, 'file');
   assert.equal(byNames.get('*.example.org')?.source, 'file');
-  // the agent port's leaf, from burrow's own CA
-  assert.equal(rows.find((row) => row.names.includes('localhost'))?.source, 'private_ca');
+  assert.equal(rows.find((row) => row.names.includes('localhost'))?.source, 'file');
   assert.equal(rows.length, 4);
 
   const text = await runCli(['certs', 'list'], { env: { ...env, TLS_DIR: server.tlsDir, AGENT_PORT: String(server.agentPort), EDGE_TLS_PORT: String(server.tlsPort) } });
@@ -187,4 +197,17 @@ test('the directory: a replaced pair is served at once, a bad one keeps its prev
   await within(10_000, async () => server.logs().some((line) => String(line.msg).startsWith('EDGE_TLS_CERTS_DIR: a bad pair') && line.stem === 'custom'));
   assert.equal(await served('custom.example.com'), fingerprint(renewed.certPem));
   assert.equal(await served('api.example.org'), fingerprint(wildcard.certPem));
+});
+
+test("the agent port's pair: replaced files reach the next agent handshake, the session open stays", { timeout: 60_000 }, async () => {
+  assert.equal(await served('localhost', server.agentPort), fingerprint(agentFirst.certPem));
+  const renewed = await issueCertificate(operatorCa, AGENT_NAMES);
+  writePair(join(root, 'agent'), 'agent', renewed);
+  await within(10_000, async () => (await served('localhost', server.agentPort)) === fingerprint(renewed.certPem));
+  // the session opened before still carries traffic
+  const open = await connect('app.burrow.localhost');
+  assert.equal(await requestOn(open, 'app.burrow.localhost'), 'served');
+  open.destroy();
+  const second = await new ngrok.SessionBuilder().authtoken(await createToken(server)).serverAddr(`127.0.0.1:${server.agentPort}`).caCert(Buffer.from(operatorCa.certPem)).connect();
+  await second.close();
 });
