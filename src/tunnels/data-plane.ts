@@ -14,11 +14,7 @@ import { createPublicTraffic, type PublicListener } from './public/index.js';
 import { EdgeRouting } from './edges/edge-routing.js';
 import type { EdgeRouteReader } from '../domain/edges/types.js';
 import { agentTlsMaterial, edgeTlsMaterial } from './tls/material.js';
-import { CertificateRenewal } from './tls/renewal.js';
-import { CertificateDirectory } from './tls/cert-directory.js';
-import { CertificateFileWatch } from './tls/file-watch.js';
-import { describeCertificate } from './tls/inventory.js';
-import type { CertificateSummary } from '../domain/certificates/inventory.js';
+import { certificateUpkeep } from './tls/upkeep.js';
 import { EdgeCertificates } from './public/edge-certificates.js';
 import { BindReservations, type ReservationReader } from '../domain/reservations/bind-check.js';
 import { ReservationWatch } from './agents/reservation-watch.js';
@@ -98,31 +94,13 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   const edgeTls = config.edgeTlsPort > 0 ? await loadEdgeTls() : undefined;
   for (const warning of edgeTls?.warnings ?? []) logger.warn({ warning }, 'edge TLS certificate');
   const edgeCertificates = edgeTls ? new EdgeCertificates(edgeTls) : undefined;
-  const directory =
-    edgeCertificates && config.edgeTlsCertsDir ? new CertificateDirectory(config.edgeTlsCertsDir, logger, (pairs) => edgeCertificates.useDirectory(pairs)) : undefined;
-  await directory?.load();
-  const agentCertificate = { name: 'agent', current: material.cert, load: loadAgentTls, apply: ({ cert, key }: { cert: string; key: string }) => agentListener.replaceCertificate(cert, key) };
-  const edgeCertificate =
-    edgeTls && edgeCertificates ? { name: 'edge', current: edgeTls.cert, load: loadEdgeTls, apply: (m: { cert: string; key: string }) => edgeCertificates.replace(m) } : undefined;
-  const renewal = new CertificateRenewal([agentCertificate, ...(edgeCertificate ? [edgeCertificate] : [])], logger, undefined, directory ? [directory] : []);
-  // operator files are read again when they change; burrow's own leaves only need the 12-hour look
-  const watch = new CertificateFileWatch(
-    {
-      files: [config.agentTlsCert, config.agentTlsKey, ...(edgeCertificate ? [config.edgeTlsCert, config.edgeTlsKey] : [])].filter((file): file is string => !!file),
-      directories: directory ? [directory.directory] : [],
-    },
-    () => void renewal.check(),
+  const certificates = await certificateUpkeep(
+    config,
+    logger,
+    { material, load: loadAgentTls, apply: ({ cert, key }) => agentListener.replaceCertificate(cert, key) },
+    edgeTls && edgeCertificates ? { material: edgeTls, load: loadEdgeTls, apply: (m) => edgeCertificates.replace(m), certificates: edgeCertificates } : undefined,
   );
-  const served = (): CertificateSummary[] => {
-    const summaries = [
-      describeCertificate(agentCertificate.current, material.source === 'files' ? 'file' : 'private_ca'),
-      ...(edgeCertificate && edgeTls ? [describeCertificate(edgeCertificate.current, edgeTls.source === 'files' ? 'file' : 'private_ca')] : []),
-      ...(directory?.served ?? []).map((pair) => describeCertificate(pair.cert, 'file')),
-    ];
-    // one series per certificate, though the agent and edge ports may serve the same one
-    return [...new Map(summaries.map((summary) => [summary.id, summary])).values()];
-  };
-  options.metrics?.gaugeCertificates(served);
+  options.metrics?.gaugeCertificates(() => certificates.served());
   const publicListeners = createPublicTraffic({
     host: config.edgeHost,
     httpPort: config.edgeHttpPort,
@@ -152,21 +130,19 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     listeners: [agentListener, ...publicListeners],
     sessions,
     deliverLocally: (sessionId, command) => commands.deliverLocally(sessionId, command),
-    reloadCertificates: () => renewal.check(),
+    reloadCertificates: () => certificates.reload(),
     caNotice,
     startBackground() {
       revocation.start();
       reservationWatch?.start();
       commands.start();
-      renewal.start();
-      watch.start();
+      certificates.start();
     },
     stopBackground() {
       revocation.stop();
       reservationWatch?.stop();
       commands.stop();
-      renewal.stop();
-      watch.stop();
+      certificates.stop();
     },
   };
 }
