@@ -8,8 +8,8 @@ import tls from 'node:tls';
 import ngrok from '@ngrok/ngrok';
 import { loadOrCreateCa, type CertificateAuthority } from '../../src/tunnels/tls/ca.js';
 import { issueCertificate, type IssuedCertificate } from '../../src/tunnels/tls/certificates.js';
-import { createToken, startDataPlane, within, type TrafficServer } from '../helpers/traffic.js';
-import { cleanupProcesses, makeTempDir, runCli } from '../helpers/server-process.js';
+import { createToken, freePort, startDataPlane, within, type TrafficServer } from '../helpers/traffic.js';
+import { cleanupProcesses, makeTempDir, runCli, tempDatabaseUrl } from '../helpers/server-process.js';
 
 /**
  * CERTIFICATES.md §2 through a real `burrow serve` and an SDK agent: EDGE_TLS_CERT/KEY replaced
@@ -210,4 +210,17 @@ test("the agent port's pair: replaced files reach the next agent handshake, the 
   open.destroy();
   const second = await new ngrok.SessionBuilder().authtoken(await createToken(server)).serverAddr(`127.0.0.1:${server.agentPort}`).caCert(Buffer.from(operatorCa.certPem)).connect();
   await second.close();
+});
+
+test('a bad pair in EDGE_TLS_CERTS_DIR at start stops the start, naming the file', { timeout: 60_000 }, async () => {
+  const directory = makeTempDir('burrow-bad-sni-');
+  writeFileSync(join(directory, 'broken.crt'), 'not a certificate\n');
+  writeFileSync(join(directory, 'broken.key'), custom.keyPem);
+  const [agentPort, tlsPort] = [await freePort(), await freePort()];
+  const result = await runCli(['serve'], {
+    databaseUrl: tempDatabaseUrl(),
+    env: { PORT: '0', AGENT_PORT: String(agentPort), EDGE_TLS_PORT: String(tlsPort), EDGE_HTTP_PORT: '0', EDGE_TCP_PORTS: '', TLS_DIR: makeTempDir('burrow-tls-'), EDGE_TLS_CERTS_DIR: directory },
+  });
+  assert.equal(result.code, 1, result.stderr);
+  assert.match(result.stderr, new RegExp(`EDGE_TLS_CERTS_DIR: ${join(directory, 'broken.crt').replace(/[.]/g, '\\.')} contains no PEM certificate`));
 });
