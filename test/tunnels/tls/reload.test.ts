@@ -113,7 +113,7 @@ describe('certificate reloads', () => {
     const dir = await tempDir(t);
     await writeFile(join(dir, 'edge.crt'), 'a');
     let changes = 0;
-    const watch = new CertificateFileWatch({ files: [join(dir, 'edge.crt')], directories: [], debounceMs: 100 }, () => void changes++);
+    const watch = new CertificateFileWatch({ files: [join(dir, 'edge.crt')], directories: [], debounceMs: 500 }, () => void changes++);
     watch.start();
     t.after(() => watch.stop());
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -123,7 +123,7 @@ describe('certificate reloads', () => {
     }
     const deadline = Date.now() + 5_000;
     while (changes === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await new Promise((resolve) => setTimeout(resolve, 700));
     assert.equal(changes, 1);
   });
 
