@@ -61,6 +61,8 @@ export interface TunnelConfig {
   readonly edgeTcpIdleTimeoutMs: number;
   /** Public TCP connections one client address (IPv6: /64) may hold to one busy endpoint; 0 = no limit. */
   readonly edgeTcpConnectionsPerClient: number;
+  /** More edge certificates, chosen by SNI: `<stem>.crt` + `<stem>.key` pairs (CERTIFICATES.md §2). */
+  readonly edgeTlsCertsDir: string | undefined;
   /** 0 = no limit. */
   readonly maxSessionsPerAccount: number;
   readonly maxEndpointsPerSession: number;
@@ -248,6 +250,7 @@ function tunnelConfig(env: Env): TunnelConfig {
     edgeTlsKey: present(env, 'EDGE_TLS_KEY'),
     edgeTcpIdleTimeoutMs: integer(env, 'EDGE_TCP_IDLE_TIMEOUT_MS', 300_000, 0, 86_400_000),
     edgeTcpConnectionsPerClient: integer(env, 'EDGE_TCP_CONNECTIONS_PER_CLIENT', 50, 0, 1_000_000),
+    edgeTlsCertsDir: present(env, 'EDGE_TLS_CERTS_DIR'),
     maxSessionsPerAccount: integer(env, 'MAX_SESSIONS_PER_ACCOUNT', 100, 0, 1_000_000),
     maxEndpointsPerSession: integer(env, 'MAX_ENDPOINTS_PER_SESSION', 100, 0, 10_000),
     region: regionName(env),

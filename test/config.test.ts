@@ -56,6 +56,12 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({}, { REQUIRE_RESERVED_NAMES: 'yes' }), (error: unknown) => error instanceof ConfigError && /REQUIRE_RESERVED_NAMES must be true or false/.test(error.message));
   });
 
+  it('reads EDGE_TLS_CERTS_DIR as a path, absent when unset or empty', () => {
+    assert.equal(loadConfig({}, {}).tunnels.edgeTlsCertsDir, undefined);
+    assert.equal(loadConfig({}, { EDGE_TLS_CERTS_DIR: '' }).tunnels.edgeTlsCertsDir, undefined);
+    assert.equal(loadConfig({}, { EDGE_TLS_CERTS_DIR: '/etc/burrow/certs' }).tunnels.edgeTlsCertsDir, '/etc/burrow/certs');
+  });
+
   it('takes 0 as "no limit" for both session limits', () => {
     const { tunnels } = loadConfig({}, { MAX_SESSIONS_PER_ACCOUNT: '0', MAX_ENDPOINTS_PER_SESSION: '0' });
     assert.equal(tunnels.maxSessionsPerAccount, 0);

@@ -31,6 +31,7 @@ import { ReservedDomainService } from '../domain/reservations/domains.js';
 import { ReservedAddrService } from '../domain/reservations/addrs.js';
 import { SqlReservedDomainRepository } from '../storage/repositories/reserved-domains.js';
 import { SqlReservedAddrRepository } from '../storage/repositories/reserved-addrs.js';
+import { sqlReservationReader } from '../storage/repositories/reservations.js';
 
 export interface AppDeps {
   config: Config;
@@ -71,7 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   );
   const groupRepository = new SqlTunnelGroupBackendRepository(store);
   const groups = new TunnelGroupBackendService(groupRepository);
-  const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups);
+  const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups, sqlReservationReader(store));
   const live = new LiveObjectService(new SqlLiveObjectReader(store), deps.sessionControl ?? queuedControl(new SqlTunnelRepository(store)), groupRepository);
 
   const inspection = new InspectionService(new SqlInspectionRepository(store), (caller, id) =>

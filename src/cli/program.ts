@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Command } from 'commander';
 import { adminCommands } from './admin.js';
+import { certsCommand } from './certs.js';
 import { policyCommand } from './policy.js';
 import { agentConfigCommand } from './agent-config.js';
 import { credentialsCommand } from './credentials.js';
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
   program.addCommand(credentialsCommand());
   program.addCommand(agentConfigCommand());
   program.addCommand(policyCommand());
+  program.addCommand(certsCommand());
   oneLineErrors(program);
   return program;
 }

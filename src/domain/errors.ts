@@ -186,6 +186,9 @@ export const errors = {
       `This wildcard domain would conflict with a domain reserved for another account. Failed to reserve ${quote(domain)}.`,
       { param: 'domain' },
     ),
+  /** A TLS edge hostport whose name another account reserved: for the caller, no such hostport exists (the reference's 7111). */
+  hostportReservedElsewhere: (hostport: string) =>
+    new ApiError(400, 'ERR_NGROK_7111', `The edge hostport ${quote(hostport)} does not exist: its name is reserved for another account.`, { param: 'hostports' }),
   /** No code of the reference API fits (SPEC §3: leave it out); 409: the request is fine, the server's ports are not. */
   noFreeAddress: (why: string) => new ApiError(409, undefined, `No TCP address can be reserved: ${why}`),
   /** CONSOLE.md §3: no code of the reference API fits a browser session (SPEC §3: leave it out). */

@@ -57,6 +57,7 @@ export class Metrics {
     'Traffic policy actions taken on HTTP requests and answers, by action type and phase.',
   );
   private dataPlaneGauges: CallbackGauge[] = [];
+  private certificateGauges: CallbackGauge[] = [];
   private readonly families: { snapshot(): FamilySnapshot }[] = [
     this.httpRequests,
     this.httpDuration,
@@ -109,6 +110,15 @@ export class Metrics {
     ];
   }
 
+  /** The certificates served, read at render time: each one's notAfter, by id (never its names). */
+  gaugeCertificates(read: () => Iterable<{ readonly id: string; readonly notAfter: Date }>): void {
+    this.certificateGauges = [
+      new CallbackGauge('burrow_certificate_expiry_seconds', 'When each certificate served expires (notAfter, seconds since the Unix epoch), by certificate_id.', () =>
+        [...read()].map(({ id, notAfter }) => [{ certificate_id: id }, Math.floor(notAfter.getTime() / 1000)] as const),
+      ),
+    ];
+  }
+
   /** One database statement: its dialect, kind (select, insert, …), duration and outcome. */
   observeQuery(dialect: string, kind: string, ms: number, failed: boolean): void {
     const outcome = failed ? 'error' : 'ok';
@@ -134,6 +144,6 @@ export class Metrics {
         })),
       }),
     );
-    return renderFamilies([...process, ...[...this.families, ...this.dataPlaneGauges].map((family) => family.snapshot())], format);
+    return renderFamilies([...process, ...[...this.families, ...this.dataPlaneGauges, ...this.certificateGauges].map((family) => family.snapshot())], format);
   }
 }

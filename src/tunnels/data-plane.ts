@@ -16,7 +16,7 @@ import { createPublicTraffic, type PublicListener } from './public/index.js';
 import { EdgeRouting } from './edges/edge-routing.js';
 import type { EdgeRouteReader } from '../domain/edges/types.js';
 import { agentTlsMaterial, edgeTlsMaterial } from './tls/material.js';
-import { CertificateRenewal } from './tls/renewal.js';
+import { certificateUpkeep } from './tls/upkeep.js';
 import { EdgeCertificates } from './public/edge-certificates.js';
 import { BindReservations, type ReservationReader } from '../domain/reservations/bind-check.js';
 import { ReservationWatch } from './agents/reservation-watch.js';
@@ -41,6 +41,8 @@ export interface DataPlane {
   readonly sessions: AgentSessions;
   /** Sends a command to a session held here; false when it is not. */
   deliverLocally(sessionId: string, command: SessionCommand): boolean;
+  /** Reads the certificate files again now (SIGHUP); a bad new pair keeps the old one, logged. */
+  reloadCertificates(): Promise<void>;
   /** What an operator needs to know once: where the CA is and how agents trust it. */
   readonly caNotice: string | undefined;
   startBackground(): void;
@@ -95,13 +97,13 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   const edgeTls = config.edgeTlsPort > 0 ? await loadEdgeTls() : undefined;
   for (const warning of edgeTls?.warnings ?? []) logger.warn({ warning }, 'edge TLS certificate');
   const edgeCertificates = edgeTls ? new EdgeCertificates(edgeTls) : undefined;
-  const renewal = new CertificateRenewal(
-    [
-      { name: 'agent', current: material.cert, load: loadAgentTls, apply: ({ cert, key }) => agentListener.replaceCertificate(cert, key) },
-      ...(edgeTls && edgeCertificates ? [{ name: 'edge', current: edgeTls.cert, load: loadEdgeTls, apply: (m: { cert: string; key: string }) => edgeCertificates.replace(m) }] : []),
-    ],
+  const certificates = await certificateUpkeep(
+    config,
     logger,
+    { material, load: loadAgentTls, apply: ({ cert, key }) => agentListener.replaceCertificate(cert, key) },
+    edgeTls && edgeCertificates ? { material: edgeTls, load: loadEdgeTls, apply: (m) => edgeCertificates.replace(m), certificates: edgeCertificates } : undefined,
   );
+  options.metrics?.gaugeCertificates(() => certificates.served());
   const publicListeners = createPublicTraffic({
     host: config.edgeHost,
     httpPort: config.edgeHttpPort,
@@ -132,18 +134,19 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     listeners: [agentListener, ...publicListeners],
     sessions,
     deliverLocally: (sessionId, command) => commands.deliverLocally(sessionId, command),
+    reloadCertificates: () => certificates.reload(),
     caNotice,
     startBackground() {
       revocation.start();
       reservationWatch?.start();
       commands.start();
-      renewal.start();
+      certificates.start();
     },
     stopBackground() {
       revocation.stop();
       reservationWatch?.stop();
       commands.stop();
-      renewal.stop();
+      certificates.stop();
     },
   };
 }
