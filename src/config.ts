@@ -34,6 +34,8 @@ export interface ConsoleConfig {
   readonly enabled: boolean;
   /** A console session unused this long is signed out. */
   readonly idleTimeoutMs: number;
+  /** Captured requests kept per endpoint (INSPECTION_KEEP), the oldest dropped. */
+  readonly inspectionKeep: number;
 }
 
 export interface TunnelConfig {
@@ -127,7 +129,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
 function consoleConfig(env: Env): ConsoleConfig {
   const raw = text(env, 'CONSOLE', 'on').toLowerCase();
   if (raw !== 'on' && raw !== 'off') throw new ConfigError('CONSOLE', `must be on or off, got ${JSON.stringify(raw)}`);
-  return Object.freeze({ enabled: raw === 'on', idleTimeoutMs: integer(env, 'CONSOLE_IDLE_MINUTES', 30, 1, 10_080) * 60_000 });
+  return Object.freeze({ enabled: raw === 'on', idleTimeoutMs: integer(env, 'CONSOLE_IDLE_MINUTES', 30, 1, 10_080) * 60_000, inspectionKeep: integer(env, 'INSPECTION_KEEP', 1000, 1, 100_000) });
 }
 
 function present(env: Env, name: string): string | undefined {

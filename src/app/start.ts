@@ -17,6 +17,8 @@ import { InstanceKeeper } from '../tunnels/instance-keeper.js';
 import { claimInstanceIdentity, type InstanceIdentity } from '../tunnels/instance-identity.js';
 import { httpListener, type Listener } from './listeners.js';
 import { StartupError, reason } from './startup-error.js';
+import { InspectionRecorder } from '../domain/inspection/recorder.js';
+import { SqlInspectionRepository } from '../storage/repositories/inspection.js';
 
 export { StartupError };
 
@@ -87,6 +89,10 @@ export async function start(config: Config, logger: Logger = createLogger(config
   let dataPlane: DataPlane | undefined;
   // One set of instruments for the API and the data plane, rendered together on /metrics.
   const metrics = new Metrics();
+  // Captured requests are written in batches off the request path; a failed batch is only logged.
+  const inspection = new InspectionRecorder(new SqlInspectionRepository(store), config.console.inspectionKeep, (error) =>
+    logger.warn({ error: reason(error) }, 'traffic inspection: captured requests not written'),
+  );
   try {
     await keeper.start({ previousRunCrashed: identity.inherited });
     const ignored = config.tunnels.ignoredWithoutDataPlane;
@@ -101,6 +107,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
         reservations: sqlReservationReader(store),
         logger,
         metrics,
+        inspection,
       });
     }
   } catch (error) {
@@ -142,6 +149,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
         await Promise.all(listeners.map((listener) => listener.close(config.shutdownGraceMs)));
       } finally {
         dataPlane?.stopBackground();
+        await inspection.close();
         await keeper.stop();
         await store.close();
       }

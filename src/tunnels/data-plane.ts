@@ -20,6 +20,7 @@ import { certificateUpkeep } from './tls/upkeep.js';
 import { EdgeCertificates } from './public/edge-certificates.js';
 import { BindReservations, type ReservationReader } from '../domain/reservations/bind-check.js';
 import { ReservationWatch } from './agents/reservation-watch.js';
+import type { InspectionSink } from './public/capture.js';
 
 export interface DataPlaneOptions {
   readonly config: TunnelConfig;
@@ -32,6 +33,8 @@ export interface DataPlaneOptions {
   readonly edgeRoutes?: EdgeRouteReader;
   /** Reserved domains and addresses; without them every name is first-come. */
   readonly reservations?: ReservationReader;
+  /** The traffic inspector; without it nothing is captured. */
+  readonly inspection?: InspectionSink;
 }
 
 /** The listeners and background work of the data plane, for app/ to start and stop. */
@@ -116,6 +119,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     logger,
     metrics: options.metrics,
     tcpLimits: { idleTimeoutMs: config.edgeTcpIdleTimeoutMs, connectionsPerClient: config.edgeTcpConnectionsPerClient },
+    inspection: options.inspection,
   });
   options.metrics?.gaugeDataPlane({
     sessions: () => sessions.size,

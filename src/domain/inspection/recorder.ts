@@ -3,6 +3,8 @@ import { DEFAULT_INSPECTION_SETTINGS, type CapturedBody, type InspectedRequest, 
 
 /** What the HTTP proxy hands over for one finished exchange. */
 export interface Exchange {
+  /** Given for a replay (the API answers with it before the request is made); otherwise made here. */
+  readonly id?: string | undefined;
   readonly accountId: string;
   readonly endpointId: string;
   readonly method: string;
@@ -72,7 +74,7 @@ export class InspectionRecorder {
     if (settings.capture === 'off') return;
     const bodies = settings.capture === 'bodies';
     const headers = (pairs: Exchange['requestHeaders']) => headerMap(pairs, settings.redactSecrets);
-    const { id } = newId('req');
+    const id = exchange.id ?? newId('req').id;
     this.queue.push({
       id,
       accountId: exchange.accountId,

@@ -16,6 +16,7 @@ import { MAX_PIPELINED, UpstreamChannel, type ChannelHooks } from './upstream.js
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 import { httpProgram } from '../../domain/tunnels/connection-policy.js';
 import { answerBytes, hasHttpPhases, writeAnswer, type HttpPolicy, type RequestOutcome } from './http-policy.js';
+import { captureExchange, type InspectionSink } from './capture.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect']);
@@ -36,6 +37,8 @@ export interface HttpProxyOptions {
   readonly sink: ConnectionSink;
   /** The endpoints' HTTP phases. */
   readonly httpPolicy: HttpPolicy;
+  /** The traffic inspector (CONSOLE.md §2); none: nothing is captured. */
+  readonly inspection?: InspectionSink | undefined;
 }
 
 interface ConnState {
@@ -111,6 +114,7 @@ export class HttpProxy {
       closeAfter(previous, req.socket);
       return;
     }
+    const observeBody = this.capture(state, pool, req, res);
     const program = httpProgram(pool.policy);
     const policed = hasHttpPhases(program);
     // The client's last request (Connection: close, or HTTP/1.0): the answer is the rest of the
@@ -118,7 +122,8 @@ export class HttpProxy {
     // parsing path (Node hands it over de-chunked), and so does an endpoint with HTTP phases
     // (its answers are read to be judged).
     // Only when no earlier pipelined answer is still owed: bytes written now would overtake it.
-    if (!policed && !res.shouldKeepAlive && req.headers['transfer-encoding'] === undefined && answered(previous)) {
+    // A captured request keeps the parsing path too (its answer is read to be recorded).
+    if (!policed && observeBody === undefined && !res.shouldKeepAlive && req.headers['transfer-encoding'] === undefined && answered(previous)) {
       this.relayLast(state, pool, req, res, host!);
       return;
     }
@@ -133,13 +138,26 @@ export class HttpProxy {
     }
     // as node:http's client: a POST, PUT, PATCH … without a body says so
     if (!chunked && req.headers['content-length'] === undefined && !BODILESS_METHODS.has(req.method!)) headers.push('Content-Length', '0');
-    const exchange = { req, res, head: requestHead(req, headers, '1.1', target), chunked, host: host!, ...(respond ? { respond } : {}) };
+    const exchange = { req, res, head: requestHead(req, headers, '1.1', target), chunked, host: host!, observeBody, ...(respond ? { respond } : {}) };
     if (!this.channelFor(state, pool).send(exchange)) {
       // after the answers owed (Node writes them in order); Node's server stops reading once the
       // queued 503s pass the socket's buffer, so what a client pipelines beyond stays bounded
       state.conn.outcome = 'too_many_pipelined';
       answerAndClose(res, 503, `Too many pipelined requests: at most ${MAX_PIPELINED} wait for an answer on one connection.\n`);
     }
+  }
+
+  /**
+   * Taps the request for the traffic inspector when its account captures (one cached lookup
+   * otherwise); returns the request body's observer, undefined when nothing is captured.
+   */
+  private capture(state: ConnState, pool: EndpointPool, req: http.IncomingMessage, res: http.ServerResponse): ((chunk: Buffer) => void) | undefined {
+    const inspection = this.options.inspection;
+    const accountId = pool.tunnels[0]?.accountId;
+    if (inspection === undefined || accountId === undefined) return undefined;
+    const settings = inspection.settingsFor(accountId);
+    if (settings.capture === 'off') return undefined;
+    return captureExchange(inspection, settings, { accountId, endpointId: pool.endpointId }, state.conn, req, res);
   }
 
   /**

@@ -15,6 +15,7 @@ import { HttpPolicy } from './http-policy.js';
 import { TcpEndpoints } from './tcp-endpoints.js';
 import { TcpConnectionLimits, type TcpLimits } from './tcp-limits.js';
 import { TlsPort } from './tls-port.js';
+import type { InspectionSink } from './capture.js';
 
 export type { EdgeRoute } from '../registry.js';
 export { MAX_PROXY_STREAMS_PER_AGENT } from './opener.js';
@@ -42,6 +43,8 @@ export interface PublicTrafficOptions {
   readonly metrics?: ConnectionMetrics & PolicyMetrics;
   /** Per-client share and idle timeout of TCP endpoints' connections (busy from half an agent's streams). */
   readonly tcpLimits: Omit<TcpLimits, 'busyAt'>;
+  /** The traffic inspector of HTTP(S) endpoints; none: nothing captured. */
+  readonly inspection?: InspectionSink | undefined;
 }
 
 /** Builds the public listeners and installs the TCP port hooks into the registry. */
@@ -98,6 +101,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       gate,
       sink,
       httpPolicy,
+      inspection: options.inspection,
     });
     proxy.server.on('connection', track);
     listeners.push(serverListener('edge-http', proxy.server, options.host, options.httpPort, 'http', sockets, () => proxy.server.closeIdleConnections()));
@@ -113,6 +117,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       gate,
       sink,
       httpPolicy,
+      inspection: options.inspection,
     });
     const port = new TlsPort({
       routes: { tls: new SchemeRoutes(registry, 'tls', edge.tlsPort), https: httpsRoutes },

@@ -37,6 +37,8 @@ export interface Exchange {
   readonly chunked: boolean;
   /** The host asked for, named in a 502. */
   readonly host: string;
+  /** The traffic inspector's copy of the request body, when capture is on (capture.ts). */
+  readonly observeBody?: ((chunk: Buffer) => void) | undefined;
   /**
    * The endpoint's on_http_response phase, when it has one: the answer's status and headers (as
    * the client would get them) → the headers to send, or an answer to send instead (the agent's
@@ -182,6 +184,7 @@ class Leg {
     const stream = this.stream;
     const onData = (chunk: Buffer) => {
       if (chunk.length === 0 || this.exchange !== exchange) return;
+      exchange.observeBody?.(chunk);
       if (chunked) {
         stream.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
         stream.write(chunk);
