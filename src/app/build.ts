@@ -5,6 +5,7 @@ import { Authenticator } from '../domain/auth.js';
 import { ConsoleSessions } from '../domain/console/sessions.js';
 import { errors } from '../domain/errors.js';
 import { InspectionService } from '../domain/inspection/service.js';
+import type { ReplaySender } from '../domain/inspection/replay.js';
 import { CredentialService } from '../domain/credentials/service.js';
 import { TunnelGroupBackendService } from '../domain/tunnel-group-backends/service.js';
 import { TlsEdgeService } from '../domain/edges/service.js';
@@ -42,6 +43,8 @@ export interface AppDeps {
   sessionControl?: SessionControl;
   /** Shared with the data plane when start.ts runs one; else the API's own. */
   metrics?: Metrics;
+  /** How captured requests are replayed (through this instance's public listener); none without a data plane here. */
+  replay?: ReplaySender;
 }
 
 /**
@@ -75,11 +78,21 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups, sqlReservationReader(store));
   const live = new LiveObjectService(new SqlLiveObjectReader(store), deps.sessionControl ?? queuedControl(new SqlTunnelRepository(store)), groupRepository);
 
-  const inspection = new InspectionService(new SqlInspectionRepository(store), (caller, id) =>
-    live.getEndpoint(caller, id).then(
-      () => true,
-      () => false,
-    ),
+  const inspection = new InspectionService(
+    new SqlInspectionRepository(store),
+    (caller, id) =>
+      live.getEndpoint(caller, id).then(
+        () => true,
+        () => false,
+      ),
+    {
+      endpointUrl: (caller, id) =>
+        live.getEndpoint(caller, id).then(
+          (endpoint) => endpoint.url,
+          () => undefined,
+        ),
+      send: deps.replay,
+    },
   );
 
   const tunnels = config.tunnels;

@@ -19,6 +19,7 @@ import { httpListener, type Listener } from './listeners.js';
 import { StartupError, reason } from './startup-error.js';
 import { InspectionRecorder } from '../domain/inspection/recorder.js';
 import { SqlInspectionRepository } from '../storage/repositories/inspection.js';
+import { replaySender } from './replay.js';
 
 export { StartupError };
 
@@ -122,7 +123,8 @@ export async function start(config: Config, logger: Logger = createLogger(config
       await tunnelRepository.enqueueCommand(session.instanceId, session.id, command, Date.now());
     },
   };
-  const app = await buildApp({ config, store, logger, sessionControl, metrics });
+  const replay = dataPlane ? replaySender(inspection, config.tunnels) : undefined;
+  const app = await buildApp({ config, store, logger, sessionControl, metrics, ...(replay ? { replay } : {}) });
   const listeners: Listener[] = [httpListener(app, config), ...(dataPlane?.listeners ?? [])];
   const addresses: string[] = [];
   for (const listener of listeners) {

@@ -208,6 +208,7 @@ export const errors = {
       command === 'stop' ? 'ERR_NGROK_805' : command === 'restart' ? 'ERR_NGROK_804' : 'ERR_NGROK_806',
       `This ngrok agent does not support remote ${command === 'stop' ? 'stopping' : command === 'restart' ? 'restarting' : 'updating'}: ${reason.replace(/\.+$/, '')}.`,
     ),
+  replayNotSent: (why: string) => new ApiError(409, undefined, `The request was not replayed: ${why}`),
   unavailable: () => new ApiError(503, undefined, INTERNAL_MESSAGE, {}, { 'Retry-After': '1' }),
   internal: () => new ApiError(500, undefined, INTERNAL_MESSAGE),
 };

@@ -10,7 +10,7 @@ import { connectAgent, createToken, startDataPlane, within, type TrafficServer }
  * The traffic inspector fed by real traffic (CONSOLE.md §2): a real `burrow serve`, the official
  * SDK as the agent, a local server. Capture off records nothing; heads record heads only; bodies
  * record each body up to the bound with its whole length; secrets are redacted; another
- * account sees none of it.
+ * account sees none of it. Replay sends a captured request again through the endpoint.
  */
 
 let server: TrafficServer;
@@ -18,8 +18,8 @@ let session: ngrok.Session;
 let local: http.Server;
 let host: string;
 let endpointId: string;
-/** What reached the local server: method and path, in order. */
-const seen: string[] = [];
+/** What reached the local server, in order. */
+const seen: { line: string; body: string; headers: http.IncomingHttpHeaders }[] = [];
 
 interface Captured {
   id: string;
@@ -77,7 +77,7 @@ before(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      seen.push(`${req.method} ${req.url}`);
+      seen.push({ line: `${req.method} ${req.url}`, body: Buffer.concat(chunks).toString(), headers: req.headers });
       res.setHeader('set-cookie', 'session=local-secret');
       res.setHeader('x-local', 'yes');
       // echoes the body, so the answer's body is as long as the request's
@@ -154,12 +154,72 @@ describe('traffic inspection of real traffic', () => {
     assert.equal(Buffer.from(got.response_body!.data, 'base64').toString(), 'hello /get');
   });
 
-  test("another account's endpoint's requests are 404", async () => {
+  test('replay sends the captured request again, recorded under the id answered; a body not captured whole is needed', async () => {
+    const small = await capturedAt('/small');
+    const before = seen.length;
+    const replayed = await api(server, 'POST', `/endpoints/${endpointId}/requests/${small.id}/replay`);
+    assert.equal(replayed.status, 201, replayed.text);
+    assert.match(replayed.body.id, /^req_[0-9A-Za-z]{27}$/);
+    assert.notEqual(replayed.body.id, small.id);
+    await within(5_000, async () => seen.length > before);
+    assert.deepEqual({ line: seen[before]!.line, body: seen[before]!.body }, { line: 'POST /small', body: 'tiny' });
+    assert.equal(seen[before]!.headers['burrow-replay'], undefined, 'the replay marker is not forwarded');
+    let again: Captured | undefined;
+    await within(5_000, async () => (again = (await listed()).find((item) => item.id === replayed.body.id)) !== undefined);
+    assert.equal(again!.path, '/small');
+    assert.equal(again!.status, 200);
+    assert.equal(again!.request_headers['burrow-replay'], undefined);
+
+    const big = await capturedAt('/big');
+    const cut = await api(server, 'POST', `/endpoints/${endpointId}/requests/${big.id}/replay`, { body: {} });
+    assert.equal(cut.status, 400, cut.text);
+    assert.equal(cut.body.error_code, 'ERR_NGROK_215');
+    assert.match(cut.body.msg, /body/);
+    const edited = await api(server, 'POST', `/endpoints/${endpointId}/requests/${big.id}/replay`, { body: { path: '/edited?e=1', body: 'edited body', headers: { 'x-edit': ['yes'] } } });
+    assert.equal(edited.status, 201, edited.text);
+    await within(5_000, async () => seen.some((each) => each.line === 'PUT /edited?e=1'));
+    const arrived = seen.find((each) => each.line === 'PUT /edited?e=1')!;
+    assert.equal(arrived.body, 'edited body');
+    assert.equal(arrived.headers['x-edit'], 'yes');
+    assert.equal(arrived.headers.authorization, undefined, 'edited headers replace the captured ones');
+
+    const headsOnly = await capturedAt('/heads?q=2');
+    const noBody = await api(server, 'POST', `/endpoints/${endpointId}/requests/${headsOnly.id}/replay`);
+    assert.equal(noBody.status, 400, noBody.text);
+    assert.equal(noBody.body.error_code, 'ERR_NGROK_215');
+    const badPath = await api(server, 'POST', `/endpoints/${endpointId}/requests/${small.id}/replay`, { body: { path: 'no-slash' } });
+    assert.equal(badPath.status, 400, badPath.text);
+    const unknownField = await api(server, 'POST', `/endpoints/${endpointId}/requests/${small.id}/replay`, { body: { hostname: 'x' } });
+    assert.equal(unknownField.status, 400, unknownField.text);
+  });
+
+  test('a replay is recorded with capture off; a visitor’s own Burrow-Replay header is dropped and marks nothing', async () => {
+    await capture({ capture: 'off' }, async (n) => {
+      await send(`/probe-off-${n}`);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      return !(await listed()).some((item) => item.path === `/probe-off-${n}`);
+    });
+    const got = await capturedAt('/get');
+    const replayed = await api(server, 'POST', `/endpoints/${endpointId}/requests/${got.id}/replay`);
+    assert.equal(replayed.status, 201, replayed.text);
+    await within(5_000, async () => (await listed()).some((item) => item.id === replayed.body.id));
+
+    const before = seen.length;
+    await send('/forged', { headers: { 'burrow-replay': 'guessed-token' } });
+    assert.equal(seen[before]!.line, 'GET /forged');
+    assert.equal(seen[before]!.headers['burrow-replay'], undefined);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    assert.ok(!(await listed()).some((item) => item.path === '/forged'), 'an unknown token does not turn capture on');
+  });
+
+  test("another account's endpoint's requests are 404, replay included", async () => {
     const item = (await listed())[0]!;
     const other = await makeAccount(server, 'inspect-other');
     const list = await api(server, 'GET', `/endpoints/${endpointId}/requests`, { key: other.apiKey });
     assert.equal(list.status, 404, list.text);
     const one = await api(server, 'GET', `/endpoints/${endpointId}/requests/${item.id}`, { key: other.apiKey });
     assert.equal(one.status, 404, one.text);
+    const replay = await api(server, 'POST', `/endpoints/${endpointId}/requests/${item.id}/replay`, { key: other.apiKey });
+    assert.equal(replay.status, 404, replay.text);
   });
 });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { formatTimestamp, newId } from '../ids.js';
 import { DEFAULT_INSPECTION_SETTINGS, type CapturedBody, type InspectedRequest, type InspectionRepository, type InspectionSettings } from './types.js';
 
@@ -29,6 +30,9 @@ const SETTINGS_TTL_MS = 1000;
 const FLUSH_EVERY_MS = 250;
 /** Beyond this many waiting requests (a database that cannot keep up), the oldest are dropped. */
 const MAX_QUEUED = 10_000;
+/** Replays sent and not yet seen by the proxy: a bound, and how long one waits to be claimed. */
+const MAX_PENDING_REPLAYS = 100;
+const REPLAY_CLAIM_MS = 30_000;
 
 /**
  * Captures requests off the request path: `settingsFor` answers from a cache (refreshed in the
@@ -42,6 +46,8 @@ export class InspectionRecorder {
   private flushing: Promise<void> | undefined;
   /** Requests dropped because the queue was full. */
   dropped = 0;
+  /** Replay tokens (the `Burrow-Replay` header) → the id the replayed request is recorded under. */
+  private readonly replays = new Map<string, { id: string; endpointId: string; expiresAt: number }>();
 
   constructor(
     private readonly repository: InspectionRepository,
@@ -96,6 +102,33 @@ export class InspectionRecorder {
       this.queue.splice(0, this.queue.length - MAX_QUEUED);
     }
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_EVERY_MS).unref();
+  }
+
+  /**
+   * A replay about to be sent to this instance's own public listener: the token it carries (a
+   * secret, so a visitor cannot pass a request off as one) and the id it will be recorded under.
+   */
+  expectReplay(endpointId: string): { token: string; id: string } {
+    const now = this.nowMs();
+    for (const [token, pending] of this.replays) if (pending.expiresAt <= now) this.replays.delete(token);
+    if (this.replays.size >= MAX_PENDING_REPLAYS) this.replays.delete(this.replays.keys().next().value!);
+    const token = randomBytes(18).toString('base64url');
+    const { id } = newId('req');
+    this.replays.set(token, { id, endpointId, expiresAt: now + REPLAY_CLAIM_MS });
+    return { token, id };
+  }
+
+  /** The id a replay's request to the endpoint is recorded under, once; undefined for an unknown or expired token. */
+  claimReplay(token: string, endpointId: string): string | undefined {
+    const pending = this.replays.get(token);
+    if (pending === undefined || pending.endpointId !== endpointId) return undefined;
+    this.replays.delete(token);
+    return pending.expiresAt > this.nowMs() ? pending.id : undefined;
+  }
+
+  /** Whether the replay's token is still unclaimed (its request did not reach the endpoint here). */
+  replayPending(token: string): boolean {
+    return this.replays.has(token);
   }
 
   /** Writes what is queued (one batch), then trims each endpoint written to. */

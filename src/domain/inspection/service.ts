@@ -2,10 +2,17 @@ import type { Principal } from '../accounts/types.js';
 import { errors } from '../errors.js';
 import { isIdOf } from '../ids.js';
 import type { PageOf } from '../paging.js';
+import { replayOf, type ReplayEdits, type ReplaySender } from './replay.js';
 import { BODY_LIMIT_MAX_BYTES, DEFAULT_INSPECTION_SETTINGS, type InspectedRequest, type InspectionRepository, type InspectionSettings } from './types.js';
 
 /** Whether the endpoint is a live one of the caller's account. */
 export type EndpointCheck = (caller: Principal, endpointId: string) => Promise<boolean>;
+
+/** How a replay goes out: the live endpoint's public URL, and the sender (none: this instance has no data plane). */
+export interface ReplayPorts {
+  readonly endpointUrl: (caller: Principal, endpointId: string) => Promise<string | undefined>;
+  readonly send: ReplaySender | undefined;
+}
 
 /**
  * The inspection settings and the captured requests (CONSOLE.md §2). An endpoint's requests stay
@@ -15,6 +22,7 @@ export class InspectionService {
   constructor(
     private readonly repository: InspectionRepository,
     private readonly isLiveEndpoint: EndpointCheck,
+    private readonly replayPorts?: ReplayPorts,
   ) {}
 
   async settings(caller: Principal): Promise<InspectionSettings> {
@@ -46,6 +54,18 @@ export class InspectionService {
     const found = isIdOf(endpointId, 'ep') && isIdOf(id, 'req') ? await this.repository.get(caller.accountId, endpointId, id) : undefined;
     if (!found) throw errors.notFound();
     return found;
+  }
+
+  /** Sends a captured request again through its endpoint (optionally edited); answers the new request's id. */
+  async replay(caller: Principal, endpointId: string, id: string, edits: ReplayEdits): Promise<string> {
+    const captured = await this.get(caller, endpointId, id);
+    const url = await this.replayPorts?.endpointUrl(caller, endpointId);
+    if (url === undefined) throw errors.replayNotSent('the endpoint is offline (no agent holds it now)');
+    const request = replayOf(captured, edits, url);
+    if (this.replayPorts?.send === undefined) throw errors.replayNotSent('this instance serves no public traffic (AGENT_PORT=0)');
+    const sent = await this.replayPorts.send(request);
+    if ('refused' in sent) throw errors.replayNotSent(sent.refused);
+    return sent.id;
   }
 
   private async knownEndpoint(caller: Principal, endpointId: string): Promise<void> {

@@ -3,9 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import type { InspectionService } from '../../domain/inspection/service.js';
 import type { InspectedRequest, InspectionSettings } from '../../domain/inspection/types.js';
 import { nextPageUri, parsePaging } from '../common/paging.js';
-import { IdParams, PagingQuery, bodyErrors, commonErrors, security } from '../common/schemas.js';
+import { IdParams, PagingQuery, bodyErrors, commonErrors, errorResponse, security } from '../common/schemas.js';
 import { baseUrl } from '../pipeline/base-url.js';
-import { InspectedRequestListResponse, InspectionSettingsResponse, RequestParams, UpdateInspectionSettingsBody } from './schemas.js';
+import { InspectedRequestListResponse, InspectionSettingsResponse, ReplayBody, ReplayResponse, RequestParams, UpdateInspectionSettingsBody } from './schemas.js';
 
 export interface InspectionRouteDeps {
   inspection: InspectionService;
@@ -83,6 +83,35 @@ export async function inspectionRoutes(fastify: FastifyInstance, deps: Inspectio
       },
     },
     async (request) => present(await inspection.get(request.principal, request.params.id, request.params.rid), baseUrl(request, publicUrl)),
+  );
+
+  app.post(
+    '/endpoints/:id/requests/:rid/replay',
+    {
+      schema: {
+        operationId: 'replayEndpointRequest',
+        summary: 'Send a captured request again through its endpoint, optionally edited.',
+        description:
+          'The request goes through the endpoint’s public listener on this instance (its traffic policy, agent and local service see it) and is recorded whatever the capture setting. ' +
+          '400 ERR_NGROK_215 (param body) when the request had a body that was not captured whole and none is given; redacted headers are left out unless `headers` is given. ' +
+          '409 when the endpoint is offline or served by another instance.',
+        tags,
+        security,
+        params: RequestParams,
+        body: ReplayBody,
+        response: { 201: ReplayResponse, ...commonErrors, ...bodyErrors, 409: errorResponse('The request could not be sent: the endpoint is offline, or not served here.') },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body ?? {};
+      const id = await inspection.replay(request.principal, request.params.id, request.params.rid, {
+        method: body.method ?? undefined,
+        path: body.path ?? undefined,
+        headers: body.headers ?? undefined,
+        body: body.body ?? undefined,
+      });
+      return reply.code(201).send({ id });
+    },
   );
 }
 

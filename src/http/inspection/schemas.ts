@@ -50,3 +50,15 @@ export const InspectedRequestResponse = Type.Object(
 export const InspectedRequestListResponse = ListPage('requests', Type.Ref('InspectedRequest'));
 
 export const RequestParams = Type.Object({ id: Type.String({ description: 'Endpoint id.' }), rid: Type.String({ description: 'Request id.' }) });
+
+export const ReplayBody = Type.Object(
+  {
+    method: Type.Optional(Nullable(Type.String({ description: 'Instead of the captured method.' }))),
+    path: Type.Optional(Nullable(Type.String({ description: 'Instead of the captured path (with the query); starts with "/".' }))),
+    headers: Type.Optional(Nullable(Type.Record(Type.String(), Type.Array(Type.String()), { description: 'Instead of every captured header: lower-case name → values. Host and framing are set by burrow.' }))),
+    body: Type.Optional(Nullable(Type.String({ description: 'UTF-8 text sent instead of the captured body.' }))),
+  },
+  { additionalProperties: false },
+);
+
+export const ReplayResponse = Type.Object({ id: Type.String({ description: 'The replayed request’s id (req_…), listed with the others.' }) });

@@ -4,11 +4,12 @@
 import type http from 'node:http';
 import type { Exchange, InspectionRecorder } from '../../domain/inspection/recorder.js';
 import type { InspectionSettings } from '../../domain/inspection/types.js';
+import { REPLAY_HEADER } from '../../domain/inspection/replay.js';
 import type { PublicConnection } from './connections.js';
 import { plainIp } from './proxy-proto.js';
 
 /** What the data plane needs of the recorder. */
-export type InspectionSink = Pick<InspectionRecorder, 'settingsFor' | 'record'>;
+export type InspectionSink = Pick<InspectionRecorder, 'settingsFor' | 'record' | 'claimReplay'>;
 
 /** The first `limit` bytes of a body (never more held) and its whole length. */
 class BodyTap {
@@ -94,7 +95,7 @@ export function captureExchange(
 
 function pairs(raw: readonly string[]): [string, string][] {
   const out: [string, string][] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() !== REPLAY_HEADER) out.push([raw[i]!, raw[i + 1]!]);
   return out;
 }
 

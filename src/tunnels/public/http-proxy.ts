@@ -17,6 +17,7 @@ import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 import { httpProgram } from '../../domain/tunnels/connection-policy.js';
 import { answerBytes, hasHttpPhases, writeAnswer, type HttpPolicy, type RequestOutcome } from './http-policy.js';
 import { captureExchange, type InspectionSink } from './capture.js';
+import { REPLAY_HEADER } from '../../domain/inspection/replay.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect']);
@@ -24,6 +25,8 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te'
 const ANSWER_HOP_BY_HOP = new Set([...HOP_BY_HOP, 'transfer-encoding']);
 const NOTHING: ReadonlySet<string> = new Set();
 const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
+/** Headers of ours that never leave: the replay marker (the console's, CONSOLE.md §2). */
+const OURS = new Set([REPLAY_HEADER]);
 /** Methods whose bodiless request goes without `Content-Length: 0` (node:http's client's list; the others get it). */
 const BODILESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
 
@@ -155,9 +158,13 @@ export class HttpProxy {
     const inspection = this.options.inspection;
     const accountId = pool.tunnels[0]?.accountId;
     if (inspection === undefined || accountId === undefined) return undefined;
-    const settings = inspection.settingsFor(accountId);
+    const token = req.headers[REPLAY_HEADER];
+    const replayId = typeof token === 'string' ? inspection.claimReplay(token, pool.endpointId) : undefined;
+    let settings = inspection.settingsFor(accountId);
+    // a replay is recorded whatever the capture: the API answers with its id
+    if (replayId !== undefined && settings.capture === 'off') settings = { ...settings, capture: 'heads' };
     if (settings.capture === 'off') return undefined;
-    return captureExchange(inspection, settings, { accountId, endpointId: pool.endpointId }, state.conn, req, res);
+    return captureExchange(inspection, settings, { accountId, endpointId: pool.endpointId, id: replayId }, state.conn, req, res);
   }
 
   /**
@@ -383,7 +390,7 @@ export function requestHeaders(req: http.IncomingMessage, scheme: string, client
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     const lower = name.toLowerCase();
-    if (drop.has(lower)) continue;
+    if (drop.has(lower) || OURS.has(lower)) continue;
     if (FORWARDED.has(lower)) {
       if (lower === 'x-forwarded-for') forwardedFor = forwardedFor === undefined ? raw[i + 1]! : `${forwardedFor}, ${raw[i + 1]!}`;
       continue;
