@@ -136,7 +136,7 @@ describe('the console in Chromium', { skip }, () => {
     await shoot('overview');
   });
 
-  it('inspector: capture settings saved; a captured request opens, its hostile header shown as text', async () => {
+  it('inspector: capture settings saved; a captured request opens, its hostile header shown as text, and is replayed', async () => {
     const endpoint = (await api(server, 'GET', '/endpoints')).body.endpoints[0];
     const store = openStore(server.databaseUrl, { poolSize: 1 });
     try {
@@ -172,6 +172,10 @@ describe('the console in Chromium', { skip }, () => {
     await page.getByText('Response body: 5 bytes').click();
     await page.locator('pre code').filter({ hasText: 'hello' }).waitFor();
     await shoot('inspector');
+    // replayed through the endpoint for real (the agent's local service is down: a 502, recorded)
+    await page.getByRole('button', { name: 'Replay' }).click();
+    await page.getByRole('status').filter({ hasText: /Replayed as req_/ }).waitFor();
+    await waitFor('the replay listed', async () => (await page.getByText('GET /search?q=1').count()) === 2, 10_000);
   });
 
   it('edits a TLS edge’s policy: the server’s error shown inline, then a valid one saved', async () => {

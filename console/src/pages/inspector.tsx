@@ -107,6 +107,25 @@ function Headers({ title, headers }: { title: string; headers: Record<string, st
   );
 }
 
+/** Sends the request again through its endpoint (POST …/replay); the replay shows in the list as a request of its own. */
+function Replay({ endpointId, item, onReplayed }: { endpointId: string; item: Captured; onReplayed: () => void }) {
+  const [replayedAs, setReplayedAs] = useState<string | undefined>(undefined);
+  const replay = useSubmit(async () => {
+    const { id } = await api.post<{ id: string }>(`/endpoints/${endpointId}/requests/${item.id}/replay`);
+    setReplayedAs(id);
+    onReplayed();
+  });
+  return (
+    <form onSubmit={replay.onSubmit} aria-label={`Replay ${item.method} ${item.path}`}>
+      <ErrorNote error={replay.error} />
+      {replayedAs ? <p role="status">Replayed as {replayedAs}.</p> : null}
+      <button type="submit" class="secondary">
+        Replay
+      </button>
+    </form>
+  );
+}
+
 function Requests({ endpointId }: { endpointId: string }) {
   const list = useList<Captured>(`/endpoints/${endpointId}/requests`, 'requests');
   const [open, setOpen] = useState<string | undefined>(undefined);
@@ -127,6 +146,7 @@ function Requests({ endpointId }: { endpointId: string }) {
             <BodyView label="Request body" body={item.request_body} />
             <Headers title="Response headers" headers={item.response_headers} />
             <BodyView label="Response body" body={item.response_body} />
+            <Replay endpointId={endpointId} item={item} onReplayed={list.reload} />
           </>
         ) : null
       }
