@@ -156,6 +156,21 @@ describe('captured requests', () => {
     expectError(await t.call({ method: 'GET', url: '/endpoints/cr_x/requests' }), 404, undefined);
   });
 
+  it('replay: another account’s or an unknown request is 404; an endpoint no agent holds is 409, nothing sent', async () => {
+    const endpoint = newId('ep').id;
+    recorder.record(exchange(endpoint, { requestBody: undefined, requestHeaders: [['Host', 'app.example.com']] }), settings());
+    await recorder.flush();
+    const [item] = (await list(endpoint)).requests;
+    const replay = (rid: string, key?: string) => t.call({ method: 'POST', url: `/endpoints/${endpoint}/requests/${rid}/replay`, ...(key ? { key } : {}) });
+    const stranger = await t.newCaller({ newAccount: true, admin: true });
+    expectError(await replay(item!.id, stranger.key), 404, undefined);
+    expectError(await replay(newId('req').id), 404, undefined);
+    const offline = await replay(item!.id);
+    assert.equal(offline.statusCode, 409, offline.body);
+    assert.match(json<{ msg: string }>(offline).msg, /offline/);
+    expectError(await t.call({ method: 'POST', url: `/endpoints/${endpoint}/requests/${item!.id}/replay`, body: { url: 'http://x' } }), 400, 'ERR_NGROK_214');
+  });
+
   it('settingsFor never waits: off until the first read answers, then the account’s settings', async () => {
     const fresh = new InspectionRecorder(new SqlInspectionRepository(t.store), KEEP);
     await t.call({ method: 'PATCH', url: '/traffic_inspection', body: { capture: 'heads' } });
