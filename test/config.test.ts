@@ -87,9 +87,10 @@ describe('loadConfig', () => {
     assert.deepEqual(loadConfig({}, { EDGE_HTTP_PORT: '8081' }).tunnels.ignoredWithoutDataPlane, [], 'with the data plane on, nothing is ignored');
   });
 
-  it('serves the console unless CONSOLE=off; CONSOLE_IDLE_MINUTES sets its idle expiry', () => {
-    assert.deepEqual(loadConfig({}, {}).console, { enabled: true, idleTimeoutMs: 30 * 60_000 });
-    assert.deepEqual(loadConfig({}, { CONSOLE: 'OFF', CONSOLE_IDLE_MINUTES: '5' }).console, { enabled: false, idleTimeoutMs: 5 * 60_000 });
+  it('serves the console unless CONSOLE=off; CONSOLE_IDLE_MINUTES sets its idle expiry; INSPECTION_KEEP', () => {
+    assert.deepEqual(loadConfig({}, {}).console, { enabled: true, idleTimeoutMs: 30 * 60_000, inspectionKeep: 1000 });
+    assert.deepEqual(loadConfig({}, { CONSOLE: 'OFF', CONSOLE_IDLE_MINUTES: '5', INSPECTION_KEEP: '50' }).console, { enabled: false, idleTimeoutMs: 5 * 60_000, inspectionKeep: 50 });
+    assert.throws(() => loadConfig({}, { INSPECTION_KEEP: '0' }), /INSPECTION_KEEP/);
     assert.throws(() => loadConfig({}, { CONSOLE: 'no' }), /CONSOLE must be on or off/);
     assert.throws(() => loadConfig({}, { CONSOLE_IDLE_MINUTES: '0' }), /CONSOLE_IDLE_MINUTES/);
   });
