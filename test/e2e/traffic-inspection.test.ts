@@ -212,6 +212,37 @@ describe('traffic inspection of real traffic', () => {
     assert.ok(!(await listed()).some((item) => item.path === '/forged'), 'an unknown token does not turn capture on');
   });
 
+  test('the policy actions taken are listed with the answer they made', async () => {
+    await capture({ capture: 'heads' }, async (n) => {
+      await send(`/probe-actions-${n}`);
+      return (await listed()).some((item) => item.path.startsWith('/probe-actions-'));
+    });
+    const policy = `on_http_request:
+  - expressions: ["req.url.path == '/teapot'"]
+    actions:
+      - type: custom-response
+        config: {status_code: 418, body: "short and stout"}
+`;
+    const listener = await session.httpEndpoint().domain('policed.burrow.localhost').scheme('HTTP').policy(policy).listenAndForward(`http://127.0.0.1:${(local.address() as { port: number }).port}`);
+    const policed = ((await api(server, 'GET', '/endpoints')).body.endpoints as { id: string; url: string }[]).find((each) => each.url === listener.url())!.id;
+    const answer = await new Promise<number>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: server.httpPort, path: '/teapot', headers: { host: `policed.burrow.localhost:${server.httpPort}` }, agent: false });
+      req.once('response', (res) => (res.resume(), resolve(res.statusCode!)));
+      req.once('error', reject);
+      req.end();
+    });
+    assert.equal(answer, 418);
+    let item: Captured | undefined;
+    await within(5_000, async () => {
+      const response = await api(server, 'GET', `/endpoints/${policed}/requests`);
+      item = (response.body.requests as Captured[]).find((each) => each.path === '/teapot');
+      return item !== undefined;
+    });
+    assert.equal(item!.status, 418);
+    assert.deepEqual(item!.actions, ['on_http_request:custom-response']);
+    await listener.close();
+  });
+
   test("another account's endpoint's requests are 404, replay included", async () => {
     const item = (await listed())[0]!;
     const other = await makeAccount(server, 'inspect-other');
