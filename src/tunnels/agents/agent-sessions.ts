@@ -193,7 +193,7 @@ export class AgentSessions {
 
   private async bind(live: LiveSession, req: BindRequest): Promise<BindResponse> {
     try {
-      const response = await this.tryBind(live, req);
+      const response = this.heldTunnelAnswer(live, req) ?? (await this.tryBind(live, req));
       this.logger.info({ event: 'bind', session_id: live.id, tunnel_id: response.id, proto: req.proto, url: response.url, result: 'ok' }, 'tunnel bound');
       this.settings.observeBind?.('ok');
       return response;
@@ -204,6 +204,22 @@ export class AgentSessions {
       this.settings.observeBind?.(result);
       throw error;
     }
+  }
+
+  /**
+   * Once its Auth is answered, the classic agent binds again every tunnel it asked for, with the
+   * Id it was given, including one whose Bind it sent during the Auth and that is already served:
+   * a Bind naming a tunnel this session holds, asking for nothing else, is answered with it.
+   */
+  private heldTunnelAnswer(live: LiveSession, req: BindRequest): BindResponse | undefined {
+    const tunnel = live.tunnels.get(req.id);
+    const bound = tunnel?.target;
+    if (!tunnel || tunnel.url === null || !bound || tunnel.proto !== req.proto) return undefined;
+    const { hostname, addr } = req.options;
+    const host = this.settings.edge.publicHost;
+    if (bound.kind === 'hostname' ? hostname !== '' && hostname !== bound.hostname : addr !== '' && addr !== `${host}:${bound.port}`) return undefined;
+    const opts = echoBindOpts(tunnel.proto, req.opts, bound.kind === 'tcp' ? { addr: `${host}:${bound.port}` } : { hostname: bound.hostname });
+    return { id: tunnel.id, url: tunnel.url, proto: tunnel.proto, opts, token: rebindToken(live.credential.tokenHash, tunnel.id, bound) };
   }
 
   private async tryBind(live: LiveSession, req: BindRequest): Promise<BindResponse> {
