@@ -173,9 +173,12 @@ export class AgentSessions {
       this.unwatchEnds(req.clientId, watch);
     }
     const { session, credential, cookie } = authenticated;
+    // A session exists only while its connection does: one that closed while this Auth ran gets none.
+    if (connection.closed) return this.abandon(session);
     // A reconnect that resumed its id replaces what is left of the old connection.
     const previous = this.sessions.get(session.id);
     if (previous) await this.end(previous, 'resumed', { keepRecord: true });
+    if (connection.closed) return this.abandon(session);
     const live = new LiveSession(session, credential, connection);
     this.sessions.set(session.id, live);
     this.logger.info(
@@ -189,6 +192,13 @@ export class AgentSessions {
         extra: { version: 'burrow', region: session.region, cookie, accountName: session.accountId, sessionDuration: 0, planName: 'burrow', banner: '' },
       },
     };
+  }
+
+  /** Removes the row an Auth wrote for a connection that closed meanwhile (unless a live session holds the id). */
+  private async abandon(session: TunnelSession): Promise<never> {
+    if (!this.sessions.has(session.id)) await this.repository.deleteSession(session.id);
+    this.logger.info({ event: 'session_abandoned', session_id: session.id, ip: session.ip }, 'agent connection closed during its Auth: no session');
+    throw new AgentError(0, 'connection closed during authentication');
   }
 
   private async bind(live: LiveSession, req: BindRequest): Promise<BindResponse> {
