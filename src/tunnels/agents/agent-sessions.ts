@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import { AgentRefusal, agentErrors } from '../../domain/tunnels/agent-errors.js';
 import { rememberedAsk, type BindAsk, type BindProto, type EdgeSettings } from '../../domain/tunnels/binds.js';
+import { AuthThrottle, type AuthThrottleOptions } from '../../domain/tunnels/auth-throttle.js';
 import { newId } from '../../domain/ids.js';
 import type { AgentCredential, AgentIngress, IngressLimits, IngressRepository } from '../../domain/tunnels/ingress.js';
 import { readRebindToken, rebindToken, type RebindTarget } from '../../domain/tunnels/tokens.js';
@@ -41,6 +42,8 @@ const UNSERVED_OPTIONS = new Set([
   'TLSTermination',
 ]);
 const PROTOS: ReadonlySet<string> = new Set(['http', 'https', 'tcp', 'tls']);
+/** Refusals that count against the address's Auth throttle: a malformed or unknown authtoken. */
+const WRONG_TOKEN: ReadonlySet<number> = new Set([105, 107]);
 
 export interface AgentSessionSettings {
   readonly edge: EdgeSettings;
@@ -50,6 +53,10 @@ export interface AgentSessionSettings {
   readonly authTimeoutMs: number;
   /** Counts each bind by result (`ok` or the refusal's code). */
   readonly observeBind?: (result: string) => void;
+  /** Counts each Auth by result (`ok` or the refusal's code). */
+  readonly observeAuth?: (result: string) => void;
+  /** Failed Auths allowed per client address (default AUTH_THROTTLE). */
+  readonly authThrottle?: AuthThrottleOptions;
 }
 
 /** A tunnel as this instance holds it: the routing entry plus what is needed to undo it. */
@@ -83,6 +90,7 @@ export class AgentSessions {
   /** Ends in progress by session id (an Auth that starts meanwhile waits for it too). */
   private readonly ending = new Map<string, Promise<void>>();
   private readonly binds: LiveBinds;
+  private readonly authThrottle: AuthThrottle;
   private shuttingDown = false;
 
   constructor(
@@ -93,6 +101,7 @@ export class AgentSessions {
     private readonly logger: Logger,
   ) {
     this.binds = new LiveBinds(ingress, repository, registry, settings.edge);
+    this.authThrottle = new AuthThrottle(settings.authThrottle);
   }
 
   get size(): number {
@@ -119,17 +128,9 @@ export class AgentSessions {
       handlers: {
         auth: (req, ctx) =>
           refusals(async () => {
-            try {
-              const result = await this.authenticate(req, ip, ctx.connection);
-              live = result.live;
-              return result.response;
-            } catch (error) {
-              // a refused login leaves a line (never the token): an operator can see guessing
-              if (error instanceof AgentRefusal) {
-                this.logger.info({ event: 'session_refused', ip, result: error.errorCode, agent_version: req.extra.version, os: req.extra.os }, 'agent session refused');
-              }
-              throw error;
-            }
+            const result = await this.login(req, ip, ctx.connection);
+            live = result.live;
+            return result.response;
           }),
         bind: (req) => refusals(() => this.bind(required(live), req)),
         unbind: (req) => refusals(() => this.unbind(required(live), req.id)),
@@ -143,6 +144,29 @@ export class AgentSessions {
     connection.on('streamError', (info: unknown) => this.logger.debug({ stream: info, session_id: live?.id }, 'agent stream refused or malformed'));
     connection.on('handlerError', (error: unknown, type: string) => this.logger.error({ err: error, stream_type: type }, 'agent request failed'));
     socket.on('error', () => {}); // the muxado session reports transport errors as its close
+  }
+
+  /** Auth, throttled per client address: too many wrong authtokens and the address is refused unread for a while. */
+  private async login(req: AuthRequest, ip: string, connection: AgentConnection): Promise<{ live: LiveSession; response: AuthResponse }> {
+    const wait = this.authThrottle.waitSeconds(ip);
+    if (wait > 0) {
+      this.settings.observeAuth?.('ERR_NGROK_717');
+      throw agentErrors.tooManyFailedAuths(wait);
+    }
+    try {
+      const result = await this.authenticate(req, ip, connection);
+      this.settings.observeAuth?.('ok');
+      return result;
+    } catch (error) {
+      if (!(error instanceof AgentRefusal)) throw error;
+      this.settings.observeAuth?.(error.errorCode);
+      // a refused login leaves a line (never the token): an operator can see guessing
+      this.logger.info({ event: 'session_refused', ip, result: error.errorCode, agent_version: req.extra.version, os: req.extra.os }, 'agent session refused');
+      if (WRONG_TOKEN.has(error.code) && this.authThrottle.failed(ip)) {
+        this.logger.warn({ event: 'agent_auth_throttled', ip }, 'too many failed agent Auths from one address: its Auths are refused for a while');
+      }
+      throw error;
+    }
   }
 
   private async authenticate(req: AuthRequest, ip: string, connection: AgentConnection): Promise<{ live: LiveSession; response: AuthResponse }> {

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import ngrok from '@ngrok/ngrok';
+import { encodeData, Flag } from '../../src/tunnels/muxado/index.js';
+import { makeCredential, startDataPlaneServer, waitFor, type DataPlaneServer } from '../helpers/data-plane.js';
+import { RawAgent, authRequest } from '../helpers/raw-agent.js';
+import { api, cleanupProcesses } from '../helpers/server-process.js';
+
+/**
+ * When an agent session begins and ends, whatever the order of events (issue 29, items 2, 3
+ * and 11): a session exists only while its connection does, a stopped SDK session is gone
+ * within 1 s (TUNNELS.md §2), and failed Auths are throttled per client address.
+ */
+
+after(cleanupProcesses);
+
+async function listed(server: DataPlaneServer): Promise<string[]> {
+  const answer = await api(server, 'GET', '/tunnel_sessions');
+  return (answer.body.tunnel_sessions as { id: string }[]).map((session) => session.id);
+}
+
+function connect(server: DataPlaneServer, token: string): ngrok.SessionBuilder {
+  return new ngrok.SessionBuilder().authtoken(token).serverAddr(server.plane.serverAddr).caCert(server.caCert());
+}
+
+/** A token of the right form whose secret is wrong: ERR_NGROK_107. */
+function wrongSecret(token: string): string {
+  return token.slice(0, -1) + (token.endsWith('a') ? 'b' : 'a');
+}
+
+describe('a session exists only while its connection does', () => {
+  it('an Auth whose connection closed meanwhile logs no session_start, is not listed and does not count against MAX_SESSIONS_PER_ACCOUNT', async () => {
+    const server = await startDataPlaneServer({ env: { MAX_SESSIONS_PER_ACCOUNT: '2' } });
+    const { token } = await makeCredential(server, []);
+    for (let i = 0; i < 3; i++) {
+      const agent = await RawAgent.connect(server.plane.agentPort, server.caCert());
+      // the Auth and the end of the connection in one go: the end arrives while the Auth runs
+      const head = Buffer.alloc(4);
+      agent.socket.end(encodeData(3, Flag.Syn | Flag.Fin, Buffer.concat([head, Buffer.from(JSON.stringify(authRequest(token)))])));
+      await agent.closed;
+    }
+    // each Auth ends one of three ways: abandoned (right), or, as before, started or refused 108 (the account locked out)
+    const done = (l: Record<string, unknown>) => l.event === 'session_abandoned' || l.event === 'session_start' || l.event === 'session_refused';
+    await waitFor('the three Auths to be done', () => server.logs().filter(done).length === 3, 10_000);
+    assert.deepEqual(await listed(server), []);
+    assert.equal(server.logs().filter((l) => l.event === 'session_start').length, 0);
+    // the account's two sessions are still free
+    const sessions = [await connect(server, token).connect(), await connect(server, token).connect()];
+    assert.equal((await listed(server)).length, 2);
+    await Promise.all(sessions.map((session) => session.close()));
+  });
+});
+
+describe('a stopped session', () => {
+  it('an SDK agent that handles Stop and closes: 204, then the session is gone within 1 s, and stays gone', async () => {
+    const server = await startDataPlaneServer();
+    const { token } = await makeCredential(server, []);
+    let stopped = 0;
+    const session: ngrok.Session = await connect(server, token)
+      .handleStopCommand(() => {
+        stopped++;
+        void session.close();
+      })
+      .connect();
+    await session.httpEndpoint().listen(false); // false: no local socket server, which would keep this process alive
+    const [id] = await listed(server);
+    const stop = await api(server, 'POST', `/tunnel_sessions/${id}/stop`, { body: {} });
+    assert.equal(stop.status, 204, stop.text);
+    const asked = Date.now();
+    await waitFor('the session to be gone', async () => (await listed(server)).length === 0, 5_000);
+    const took = Date.now() - asked;
+    assert.equal(stopped, 1);
+    assert.ok(took <= 1_000, `listed ${took} ms after the stop`);
+    assert.equal(server.logs().find((l) => l.event === 'session_end' && l.session_id === id)?.reason, 'stopped');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    assert.deepEqual(await listed(server), [], 'the SDK did not reconnect');
+  });
+});
+
+describe('failed Auths are throttled per client address', () => {
+  it('after 10 wrong authtokens the address is refused with ERR_NGROK_717, unread; counted in /metrics; another session is unaffected', async () => {
+    const server = await startDataPlaneServer();
+    const { token } = await makeCredential(server, []);
+    const good = await connect(server, token).connect();
+    const results: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const agent = await RawAgent.connect(server.plane.agentPort, server.caCert());
+      const reply = await agent.auth(wrongSecret(token));
+      results.push(/ERR_NGROK_\d+$/.exec(String(reply.Error))?.[0] ?? JSON.stringify(reply));
+      agent.destroy();
+    }
+    assert.deepEqual(results.slice(0, 10), Array(10).fill('ERR_NGROK_107'));
+    assert.deepEqual(results.slice(10), Array(20).fill('ERR_NGROK_717'));
+    // a good token from that address is refused too while it is throttled: guessing learns nothing
+    const agent = await RawAgent.connect(server.plane.agentPort, server.caCert());
+    const refused = await agent.auth(token);
+    assert.match(String(refused.Error), /connection rate limit\.\nToo many failed authentications from your address: try again in \d+ s\.\n\nERR_NGROK_717$/);
+    agent.destroy();
+
+    const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+    assert.match(metrics, /^burrow_agent_auths_total\{result="ERR_NGROK_107"\} 10$/m);
+    assert.match(metrics, /^burrow_agent_auths_total\{result="ERR_NGROK_717"\} 21$/m);
+    assert.match(metrics, /^burrow_agent_auths_total\{result="ok"\} 1$/m);
+    const logs = server.logs();
+    assert.equal(logs.filter((l) => l.event === 'agent_auth_throttled').length, 1, 'one line when the address is throttled');
+    assert.equal(logs.filter((l) => l.event === 'session_refused').length, 10, 'refusals unread leave no line each');
+
+    const started = Date.now();
+    const listener = await good.tcpEndpoint().listen(false);
+    await listener.close();
+    assert.ok(Date.now() - started < 2_000, 'the good session still binds promptly');
+    await good.close();
+  });
+});
