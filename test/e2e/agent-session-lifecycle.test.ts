@@ -51,6 +51,30 @@ describe('a session exists only while its connection does', () => {
   });
 });
 
+describe('a Bind again of a tunnel the session holds (the classic agent, once its Auth is answered)', () => {
+  it('is answered with that tunnel: same id, URL and Token; a forged Token or another name gets a new tunnel', async () => {
+    const server = await startDataPlaneServer();
+    const { token } = await makeCredential(server, []);
+    const agent = await RawAgent.connect(server.plane.agentPort, server.caCert());
+    await agent.auth(token);
+    const bind = (stream: number, id: string, extra: Record<string, unknown> = {}, opts: Record<string, unknown> = {}) => {
+      agent.open(stream, 1, JSON.stringify({ Id: id, Proto: 'https', Opts: opts, Extra: extra }));
+      return agent.reply(stream);
+    };
+    const first = await bind(5, '');
+    const firstToken = (first.Extra as Record<string, unknown>).Token;
+    const again = await bind(7, String(first.Id), { Token: firstToken });
+    assert.deepEqual([again.Id, again.URL, (again.Extra as Record<string, unknown>).Token], [first.Id, first.URL, firstToken]);
+    const forged = await bind(9, String(first.Id), { Token: `${'A'.repeat(32)}.${Buffer.from('h:x.example.com').toString('base64url')}` });
+    assert.notEqual(forged.Id, first.Id);
+    const renamed = await bind(11, String(first.Id), { Token: firstToken }, { Hostname: 'other.burrow.localhost' });
+    assert.notEqual(renamed.Id, first.Id, JSON.stringify(renamed));
+    const tunnels = (await api(server, 'GET', '/tunnels')).body.tunnels as unknown[];
+    assert.equal(tunnels.length, 3, 'the second Bind made no tunnel of its own');
+    agent.destroy();
+  });
+});
+
 describe('a stopped session', () => {
   it('an SDK agent that handles Stop and closes: 204, then the session is gone within 1 s, and stays gone', async () => {
     const server = await startDataPlaneServer();

@@ -249,6 +249,8 @@ export class AgentSessions {
     const tunnel = live.tunnels.get(req.id);
     const bound = tunnel?.target;
     if (!tunnel || tunnel.url === null || !bound || tunnel.proto !== req.proto) return undefined;
+    // a Token sent must be this tunnel's: one that proves nothing gets a new tunnel, as on any rebind
+    if (req.extra.token !== '' && !readRebindToken(live.credential.tokenHash, tunnel.id, req.extra.token)) return undefined;
     const { hostname, addr } = req.options;
     const host = this.settings.edge.publicHost;
     if (bound.kind === 'hostname' ? hostname !== '' && hostname !== bound.hostname : addr !== '' && addr !== `${host}:${bound.port}`) return undefined;
