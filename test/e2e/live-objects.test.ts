@@ -191,6 +191,7 @@ describe('session commands reach an agent that handles them', () => {
         })
         .handleStopCommand(() => {
           stopped++;
+          void session.close(); // else the SDK reconnects when burrow ends the stopped session
         }),
     );
     const listener = await within(15_000, session.httpEndpoint().listenAndForward('http://127.0.0.1:9'), 'the http bind');
