@@ -115,6 +115,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     edges: options.edgeRoutes ? new EdgeRouting(options.edgeRoutes, registry, options.maxPolicyRules, logger, config.edgePublicTlsPort) : undefined,
     logger,
     metrics: options.metrics,
+    proxyProtocolFrom: config.cluster.proxyProtocolFrom,
   });
   options.metrics?.gaugeDataPlane({
     sessions: () => sessions.size,
