@@ -19,7 +19,7 @@ const postgres = process.env.TEST_DATABASE_URL;
 function agentCertificate(server: DataPlaneServer, ca: Buffer): Promise<{ authorized: boolean; issuer: string }> {
   return new Promise((resolve, reject) => {
     const socket = tls.connect({ host: '127.0.0.1', port: server.plane.agentPort, servername: 'localhost', ca, rejectUnauthorized: false }, () => {
-      resolve({ authorized: socket.authorized, issuer: socket.getPeerCertificate().issuer.CN! });
+      resolve({ authorized: socket.authorized, issuer: String(socket.getPeerCertificate().issuer.CN) });
       socket.destroy();
     });
     socket.once('error', reject);
@@ -39,9 +39,8 @@ describe('the cluster CA shared through PostgreSQL', { skip: postgres ? false : 
     url.searchParams.set('schema', schema);
     databaseUrl = url.toString();
     // Started at the same moment: both would create a CA, one is stored.
-    [one, two] = await Promise.all(
-      ['127.0.0.1:17001', '127.0.0.1:17002'].map((addr) => startDataPlaneServer({ databaseUrl, bootstrapApiKey: key, extraEnv: { CLUSTER_SECRET: secret, CLUSTER_ADDR: addr } })),
-    );
+    const start = (addr: string) => startDataPlaneServer({ databaseUrl, bootstrapApiKey: key, extraEnv: { CLUSTER_SECRET: secret, CLUSTER_ADDR: addr } });
+    [one, two] = await Promise.all([start('127.0.0.1:17001'), start('127.0.0.1:17002')]);
   });
 
   after(async () => {
@@ -97,7 +96,7 @@ describe('the cluster CA shared through PostgreSQL', { skip: postgres ? false : 
   });
 
   it('a wrong CLUSTER_SECRET, or none, stops the start with a message naming CLUSTER_SECRET', async () => {
-    for (const extraEnv of [{ CLUSTER_SECRET: randomBytes(32).toString('hex') }, {}]) {
+    for (const extraEnv of [{ CLUSTER_SECRET: randomBytes(32).toString('hex') }, {}] as Record<string, string>[]) {
       await assert.rejects(startDataPlaneServer({ databaseUrl, bootstrapApiKey: key, extraEnv }), (error: Error) => {
         assert.match(error.message, /exited \(code 1/);
         assert.match(error.message, /CLUSTER_SECRET: (cannot decrypt the cluster CA|is not set, but the database holds the cluster CA)/);
