@@ -139,8 +139,12 @@ export class ClusterLink {
   }
 
   private ping(session: MuxadoSession): void {
-    if (session.closed) return;
-    const stream = session.open();
+    let stream: MuxadoStream;
+    try {
+      stream = session.open();
+    } catch {
+      return; // closed or going away: nothing left to watch
+    }
     stream.on('error', () => {});
     const timer = setTimeout(() => session.close(new Error('the link missed its heartbeat')), this.options.heartbeatToleranceMs ?? 10_000);
     timer.unref();
