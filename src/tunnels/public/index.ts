@@ -126,6 +126,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       https,
       proxyHeaders,
     });
+    handedSockets(https.server); // the TLS port hands it the terminated connections
     port.server.on('connection', track);
     listeners.push(serverListener('edge-tls', port.server, options.host, options.tlsPort, 'tls', sockets, () => https.server.closeIdleConnections()));
   }
@@ -134,6 +135,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
 
 /** The HTTP port when PROXY headers are read: a plain listener that reads one, then hands the socket to node:http. */
 function headerReadingFront(server: Server, proxyHeaders: ProxyHeaderGate): Server {
+  handedSockets(server);
   // node:http's own listener options: half-open kept (the proxy ends it), Nagle off
   return createServer({ allowHalfOpen: true, noDelay: true, pauseOnConnect: true, highWaterMark: SOCKET_BUFFER }, (socket) =>
     proxyHeaders.accept(socket, () => {
@@ -141,6 +143,14 @@ function headerReadingFront(server: Server, proxyHeaders: ProxyHeaderGate): Serv
       socket.resume(); // what followed the header was put back; node:http reads it first
     }),
   );
+}
+
+/**
+ * node:http enforces headersTimeout only on a server that emitted 'listening' (it starts its
+ * connection checks then); one that is handed its sockets (emit('connection')) never does.
+ */
+function handedSockets(server: Server): void {
+  server.emit('listening');
 }
 
 function serverListener(name: string, server: Server, host: string, port: number, scheme: string, sockets: Set<net.Socket>, closeIdle: () => void): PublicListener {
