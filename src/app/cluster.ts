@@ -8,7 +8,9 @@ import type { CertificateAuthority } from '../tunnels/tls/ca.js';
 import { loadClusterCa } from '../tunnels/tls/cluster-ca.js';
 import { StartupError, reason } from './startup-error.js';
 
+/** The cluster CA for the data plane; undefined for TLS_DIR's own, or with no data plane (it needs none). */
 export async function clusterCertificateAuthority(config: Config, store: Store): Promise<CertificateAuthority | undefined> {
+  if (config.tunnels.agentPort === 0) return undefined;
   const repository = new SqlClusterCaRepository(store);
   const secret = config.tunnels.cluster.secret;
   try {

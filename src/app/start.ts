@@ -88,13 +88,10 @@ export async function start(config: Config, logger: Logger = createLogger(config
   let dataPlane: DataPlane | undefined;
   // One set of instruments for the API and the data plane, rendered together on /metrics.
   const metrics = new Metrics();
-  let ca;
-  try {
-    ca = config.tunnels.agentPort > 0 ? await clusterCertificateAuthority(config, store) : undefined;
-  } catch (error) {
+  const ca = await clusterCertificateAuthority(config, store).catch(async (error: unknown) => {
     await store.close();
     throw error;
-  }
+  });
   try {
     await keeper.start({ previousRunCrashed: identity.inherited });
     const ignored = config.tunnels.ignoredWithoutDataPlane;
