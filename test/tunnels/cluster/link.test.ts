@@ -56,6 +56,32 @@ describe('the inter-instance link', () => {
     assert.equal(await roundTrip(await b.open('inst_a', '127.0.0.1:1'), 'back'), 'inst_b:back');
   });
 
+  it('holds back a writer when the other end does not read: what is in flight stays within a window', async () => {
+    let held: MuxadoStream | undefined;
+    const b = track(new ClusterLink({ instanceId: 'inst_b', credentials, onStream: (stream) => (held = stream) }));
+    const addr = await b.listen(0, '127.0.0.1');
+    const a = track(echoLink('inst_a', credentials));
+    const stream = await a.open('inst_b', addr);
+    const chunk = Buffer.alloc(64 * 1024, 7);
+    // write while the stream drains; stop when it has not drained for half a second
+    let written = 0;
+    for (;;) {
+      written += chunk.length;
+      if (stream.write(chunk)) continue;
+      const drained = await Promise.race([once(stream, 'drain').then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, 500, false))]);
+      if (!drained) break;
+      assert.ok(written < 4 * 1024 * 1024, `${written} bytes taken while nobody reads`);
+    }
+    assert.ok(stream.writableLength > 0, 'the writer is held back');
+    // the reader starts: everything arrives
+    let received = 0;
+    const total = written;
+    held!.on('data', (data: Buffer) => (received += data.length));
+    stream.end();
+    await new Promise((resolve) => held!.once('end', resolve));
+    assert.equal(received, total);
+  });
+
   it('refuses a stranger: a client without a certificate, with another CA\'s, or with an agent certificate of the same CA', async () => {
     let served = 0;
     const b = track(new ClusterLink({ instanceId: 'inst_b', credentials, onStream: () => served++ }));
