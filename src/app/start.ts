@@ -17,6 +17,7 @@ import { InstanceKeeper } from '../tunnels/instance-keeper.js';
 import { claimInstanceIdentity, type InstanceIdentity } from '../tunnels/instance-identity.js';
 import { httpListener, type Listener } from './listeners.js';
 import { StartupError, reason } from './startup-error.js';
+import { clusterCertificateAuthority } from './cluster.js';
 
 export { StartupError };
 
@@ -83,10 +84,16 @@ export async function start(config: Config, logger: Logger = createLogger(config
   if (identity.unrecorded) logger.warn({ tls_dir: config.tunnels.tlsDir }, 'cannot record this instance in TLS_DIR; after a crash its sessions stay listed until the sweep (60 s)');
   const instanceId = identity.id;
   const tunnelRepository = new SqlTunnelRepository(store);
-  const keeper = new InstanceKeeper(instanceId, tunnelRepository, logger);
+  const clusterAddr = config.tunnels.cluster.addr ?? null;
+  const keeper = new InstanceKeeper(instanceId, tunnelRepository, logger, Date.now, clusterAddr);
+  logger.info({ instance_id: instanceId, cluster_addr: clusterAddr }, 'instance identity');
   let dataPlane: DataPlane | undefined;
   // One set of instruments for the API and the data plane, rendered together on /metrics.
   const metrics = new Metrics();
+  const ca = await clusterCertificateAuthority(config, store).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
   try {
     await keeper.start({ previousRunCrashed: identity.inherited });
     const ignored = config.tunnels.ignoredWithoutDataPlane;
@@ -99,6 +106,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
         repository: tunnelRepository,
         edgeRoutes: new SqlEdgeRouteReader(store),
         reservations: sqlReservationReader(store),
+        ca,
         logger,
         metrics,
       });
