@@ -73,6 +73,17 @@ export interface TunnelConfig {
   readonly requireReservedNames: boolean;
   /** Edge listeners asked for while AGENT_PORT=0 turns the data plane off: said at start, not opened. */
   readonly ignoredWithoutDataPlane: readonly string[];
+  /** Several instances (CLUSTER.md §1). */
+  readonly cluster: ClusterConfig;
+}
+
+export interface ClusterConfig {
+  /** CLUSTER_SECRET, 32 bytes from 64 hex digits: the key of the cluster CA stored in the database. */
+  readonly secret: Buffer | undefined;
+  /** CLUSTER_ADDR `host:port`: where this instance listens for the others, recorded in the database. */
+  readonly addr: string | undefined;
+  /** PROXY_PROTOCOL_FROM: the CIDRs whose connections to the public listeners start with a PROXY header. */
+  readonly proxyProtocolFrom: readonly string[];
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -203,6 +214,36 @@ function trustProxy(env: Env): boolean | string {
   throw new ConfigError('TRUST_PROXY', `must be true, false, or a comma-separated list of proxy IPs/CIDRs; ${JSON.stringify(bad)} is neither an IP address nor a CIDR`);
 }
 
+/** 64 hex digits (`openssl rand -hex 32`); the message never repeats the value. */
+function clusterSecret(env: Env): Buffer | undefined {
+  const raw = present(env, 'CLUSTER_SECRET');
+  if (raw === undefined) return undefined;
+  if (!/^[0-9a-fA-F]{64}$/.test(raw)) throw new ConfigError('CLUSTER_SECRET', `must be 64 hex digits (openssl rand -hex 32), got ${raw.length} characters`);
+  return Buffer.from(raw, 'hex');
+}
+
+/** `host:port` (`[v6]:port` for IPv6), port 1 to 65535. */
+function hostPort(env: Env, variable: string): string | undefined {
+  const raw = present(env, variable);
+  if (raw === undefined) return undefined;
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\[\]\s]+)):(\d{1,5})$/.exec(raw);
+  const port = Number(match?.[3]);
+  const host = match?.[1] ?? match?.[2];
+  const hostOk = match?.[1] !== undefined ? isIP(match[1]) === 6 : host !== undefined && (isIP(host) === 4 || /^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/.test(host));
+  if (!match || !hostOk || port < 1 || port > 65535) throw new ConfigError(variable, `must be host:port (an IPv6 address in brackets), got ${JSON.stringify(raw)}`);
+  return raw;
+}
+
+/** A comma-separated list of IP addresses or CIDRs; empty for none. */
+function cidrs(env: Env, variable: string): string[] {
+  const raw = present(env, variable);
+  if (raw === undefined) return [];
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const bad = entries.find((entry) => !isAddressOrCidr(entry));
+  if (bad !== undefined) throw new ConfigError(variable, `must be a comma-separated list of IP addresses or CIDRs; ${JSON.stringify(bad)} is neither`);
+  return entries;
+}
+
 /** An IPv4 or IPv6 address, alone or with a prefix length its family allows (`10.0.0.0/8`, `::1/128`). */
 function isAddressOrCidr(entry: string): boolean {
   const slash = entry.indexOf('/');
@@ -258,6 +299,11 @@ function tunnelConfig(env: Env): TunnelConfig {
     region: regionName(env),
     requireReservedNames: flag(env, 'REQUIRE_RESERVED_NAMES'),
     ignoredWithoutDataPlane: [],
+    cluster: Object.freeze({
+      secret: clusterSecret(env),
+      addr: hostPort(env, 'CLUSTER_ADDR'),
+      proxyProtocolFrom: Object.freeze(cidrs(env, 'PROXY_PROTOCOL_FROM')),
+    }),
   };
   if (config.agentPort === 0) config = { ...config, ignoredWithoutDataPlane: edgeListenersAsked(env) };
   pair(config.agentTlsCert, config.agentTlsKey, 'AGENT_TLS_CERT', 'AGENT_TLS_KEY');

@@ -62,6 +62,18 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({}, { EDGE_TLS_CERTS_DIR: '/etc/burrow/certs' }).tunnels.edgeTlsCertsDir, '/etc/burrow/certs');
   });
 
+  it('reads CLUSTER_SECRET, CLUSTER_ADDR and PROXY_PROTOCOL_FROM, all off by default, never echoing the secret', () => {
+    assert.deepEqual(loadConfig({}, {}).tunnels.cluster, { secret: undefined, addr: undefined, proxyProtocolFrom: [] });
+    const secret = 'ab'.repeat(32);
+    const cluster = loadConfig({}, { CLUSTER_SECRET: secret, CLUSTER_ADDR: '10.0.0.5:7443', PROXY_PROTOCOL_FROM: '10.0.0.0/8, ::1' }).tunnels.cluster;
+    assert.deepEqual(cluster.secret, Buffer.from(secret, 'hex'));
+    assert.equal(cluster.addr, '10.0.0.5:7443');
+    assert.deepEqual(cluster.proxyProtocolFrom, ['10.0.0.0/8', '::1']);
+    for (const addr of ['node-1.internal:7443', '[fd00::1]:7443']) assert.equal(loadConfig({}, { CLUSTER_ADDR: addr }).tunnels.cluster.addr, addr);
+    const wrong = 'cd'.repeat(31);
+    assert.throws(() => loadConfig({}, { CLUSTER_SECRET: wrong }), (error: unknown) => error instanceof ConfigError && /CLUSTER_SECRET must be 64 hex digits/.test(error.message) && !error.message.includes(wrong));
+  });
+
   it('takes 0 as "no limit" for both session limits', () => {
     const { tunnels } = loadConfig({}, { MAX_SESSIONS_PER_ACCOUNT: '0', MAX_ENDPOINTS_PER_SESSION: '0' });
     assert.equal(tunnels.maxSessionsPerAccount, 0);
@@ -125,6 +137,15 @@ describe('loadConfig', () => {
     ['AGENT_HOSTNAME', '-agent.example.com'],
     ['AGENT_HOSTNAME', `${'a'.repeat(64)}.example.com`],
     ['EDGE_DOMAIN', 'a..b'],
+    ['CLUSTER_SECRET', 'z'.repeat(64)],
+    ['CLUSTER_SECRET', 'ab'.repeat(33)],
+    ['CLUSTER_ADDR', '10.0.0.5'],
+    ['CLUSTER_ADDR', '10.0.0.5:0'],
+    ['CLUSTER_ADDR', '10.0.0.5:70000'],
+    ['CLUSTER_ADDR', 'fd00::1:7443'],
+    ['CLUSTER_ADDR', 'bad host:7443'],
+    ['PROXY_PROTOCOL_FROM', '10.0.0.0/33'],
+    ['PROXY_PROTOCOL_FROM', 'haproxy'],
   ]) {
     it(`rejects ${name}=${JSON.stringify(value)} with a message naming ${name}`, () => {
       assert.throws(

@@ -17,6 +17,7 @@ import { InstanceKeeper } from '../tunnels/instance-keeper.js';
 import { claimInstanceIdentity, type InstanceIdentity } from '../tunnels/instance-identity.js';
 import { httpListener, type Listener } from './listeners.js';
 import { StartupError, reason } from './startup-error.js';
+import { clusterCertificateAuthority } from './cluster.js';
 import { InspectionRecorder } from '../domain/inspection/recorder.js';
 import { SqlInspectionRepository } from '../storage/repositories/inspection.js';
 import { replaySender } from './replay.js';
@@ -86,10 +87,16 @@ export async function start(config: Config, logger: Logger = createLogger(config
   if (identity.unrecorded) logger.warn({ tls_dir: config.tunnels.tlsDir }, 'cannot record this instance in TLS_DIR; after a crash its sessions stay listed until the sweep (60 s)');
   const instanceId = identity.id;
   const tunnelRepository = new SqlTunnelRepository(store);
-  const keeper = new InstanceKeeper(instanceId, tunnelRepository, logger);
+  const clusterAddr = config.tunnels.cluster.addr ?? null;
+  const keeper = new InstanceKeeper(instanceId, tunnelRepository, logger, Date.now, clusterAddr);
+  logger.info({ instance_id: instanceId, cluster_addr: clusterAddr }, 'instance identity');
   let dataPlane: DataPlane | undefined;
   // One set of instruments for the API and the data plane, rendered together on /metrics.
   const metrics = new Metrics();
+  const ca = await clusterCertificateAuthority(config, store).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
   // Captured requests are written in batches off the request path; a failed batch is only logged.
   const inspection = new InspectionRecorder(new SqlInspectionRepository(store), config.console.inspectionKeep, (error) =>
     logger.warn({ error: reason(error) }, 'traffic inspection: captured requests not written'),
@@ -106,6 +113,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
         repository: tunnelRepository,
         edgeRoutes: new SqlEdgeRouteReader(store),
         reservations: sqlReservationReader(store),
+        ca,
         logger,
         metrics,
         inspection,

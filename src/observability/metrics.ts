@@ -39,6 +39,10 @@ export class Metrics {
     'Bytes of public connections, by proto and direction (in: from the public client, out: to it).',
   );
   readonly binds = new Counter('burrow_binds_total', 'Agent binds and labeled tunnels, by result (ok, or the ERR_NGROK code that refused them).');
+  readonly agentAuths = new Counter(
+    'burrow_agent_auths_total',
+    'Agent Auths by result: ok, or the ERR_NGROK code that refused them (ERR_NGROK_717: refused unread, its address failed too often).',
+  );
   readonly policyDuration = new Histogram(
     'burrow_policy_evaluation_seconds',
     'Time to evaluate the IP restriction and traffic policy of one public connection.',
@@ -66,6 +70,7 @@ export class Metrics {
     this.publicConnections,
     this.publicBytes,
     this.binds,
+    this.agentAuths,
     this.policyDuration,
     this.deniedConnections,
     this.agentTlsFailures,
@@ -75,6 +80,11 @@ export class Metrics {
   /** One bind (or labeled tunnel) and its result: `ok` or the refusal's error code. */
   observeBind(result: string): void {
     this.binds.get(result, () => ({ result })).inc();
+  }
+
+  /** One agent Auth and its result: `ok` or the refusal's error code. */
+  observeAuth(result: string): void {
+    this.agentAuths.get(result, () => ({ result })).inc();
   }
 
   /** One policy evaluation; `deniedBy` names the action when it closed the connection. */

@@ -136,6 +136,14 @@ export interface InstancesTable {
   id: string;
   started_at: string;
   last_seen_at: number | string;
+  cluster_addr: string | null;
+}
+
+export interface ClusterCaTable {
+  id: number;
+  cert_pem: string;
+  sealed_key: string;
+  created_at: string;
 }
 
 export interface TunnelSessionsTable {
@@ -210,6 +218,7 @@ export interface SchemaTables {
   rate_limit_counts: RateLimitCountsTable;
   bootstrap: BootstrapTable;
   instances: InstancesTable;
+  cluster_ca: ClusterCaTable;
   tunnel_sessions: TunnelSessionsTable;
   tunnels: TunnelsTable;
   endpoints: EndpointsTable;

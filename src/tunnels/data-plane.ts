@@ -17,6 +17,7 @@ import { EdgeRouting } from './edges/edge-routing.js';
 import type { EdgeRouteReader } from '../domain/edges/types.js';
 import { agentTlsMaterial, edgeTlsMaterial } from './tls/material.js';
 import { certificateUpkeep } from './tls/upkeep.js';
+import type { CertificateAuthority } from './tls/ca.js';
 import { EdgeCertificates } from './public/edge-certificates.js';
 import { BindReservations, type ReservationReader } from '../domain/reservations/bind-check.js';
 import { ReservationWatch } from './agents/reservation-watch.js';
@@ -33,6 +34,8 @@ export interface DataPlaneOptions {
   readonly edgeRoutes?: EdgeRouteReader;
   /** Reserved domains and addresses; without them every name is first-come. */
   readonly reservations?: ReservationReader;
+  /** The cluster CA (CLUSTER_SECRET); without it, TLS_DIR's own CA issues the certificates. */
+  readonly ca?: CertificateAuthority;
   /** The traffic inspector; without it nothing is captured. */
   readonly inspection?: InspectionSink;
 }
@@ -64,9 +67,11 @@ export function edgeSettingsOf(config: TunnelConfig): EdgeSettings {
 }
 
 export async function createDataPlane(options: DataPlaneOptions): Promise<DataPlane> {
-  const { config, logger, repository } = options;
+  const { config, repository } = options;
+  // With several instances, each line says which one wrote it (session_start, session_end, …).
+  const logger = options.logger.child({ instance_id: options.instanceId });
   const loadAgentTls = () =>
-    agentTlsMaterial({ tlsDir: config.tlsDir, certFile: config.agentTlsCert, keyFile: config.agentTlsKey, extraHostname: config.agentHostname });
+    agentTlsMaterial({ tlsDir: config.tlsDir, certFile: config.agentTlsCert, keyFile: config.agentTlsKey, extraHostname: config.agentHostname, ca: options.ca });
   const material = await loadAgentTls();
   for (const warning of material.warnings) logger.warn({ warning }, 'agent TLS certificate');
   const edge = edgeSettingsOf(config);
@@ -88,7 +93,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     ingress,
     repository,
     registry,
-    { edge, limits: { maxSessionsPerAccount: config.maxSessionsPerAccount, maxEndpointsPerSession: config.maxEndpointsPerSession, maxPolicyRules: options.maxPolicyRules }, heartbeatIntervalMs: 10_000, heartbeatToleranceMs: 20_000, authTimeoutMs: 10_000, observeBind: options.metrics ? (result) => options.metrics!.observeBind(result) : undefined, reservations },
+    { edge, limits: { maxSessionsPerAccount: config.maxSessionsPerAccount, maxEndpointsPerSession: config.maxEndpointsPerSession, maxPolicyRules: options.maxPolicyRules }, heartbeatIntervalMs: 10_000, heartbeatToleranceMs: 20_000, authTimeoutMs: 10_000, observeBind: options.metrics ? (result) => options.metrics!.observeBind(result) : undefined, observeAuth: options.metrics ? (result) => options.metrics!.observeAuth(result) : undefined, reservations },
     logger,
   );
   const tlsFailures = new TlsFailureLog(logger, (reason) => options.metrics?.observeAgentTlsFailure(reason));
@@ -96,7 +101,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   const revocation = new RevocationWatch(sessions, repository, edge, logger);
   const reservationWatch = reservations ? new ReservationWatch(sessions, reservations, logger) : undefined;
   const commands = new SessionCommands(options.instanceId, sessions, repository, logger);
-  const loadEdgeTls = () => edgeTlsMaterial({ tlsDir: config.tlsDir, certFile: config.edgeTlsCert, keyFile: config.edgeTlsKey, edgeDomain: config.edgeDomain });
+  const loadEdgeTls = () => edgeTlsMaterial({ tlsDir: config.tlsDir, certFile: config.edgeTlsCert, keyFile: config.edgeTlsKey, edgeDomain: config.edgeDomain, ca: options.ca });
   const edgeTls = config.edgeTlsPort > 0 ? await loadEdgeTls() : undefined;
   for (const warning of edgeTls?.warnings ?? []) logger.warn({ warning }, 'edge TLS certificate');
   const edgeCertificates = edgeTls ? new EdgeCertificates(edgeTls) : undefined;
@@ -119,6 +124,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     logger,
     metrics: options.metrics,
     tcpLimits: { idleTimeoutMs: config.edgeTcpIdleTimeoutMs, connectionsPerClient: config.edgeTcpConnectionsPerClient },
+    proxyProtocolFrom: config.cluster.proxyProtocolFrom,
     inspection: options.inspection,
   });
   options.metrics?.gaugeDataPlane({

@@ -21,6 +21,8 @@ export class InstanceKeeper {
     private readonly repository: DataPlaneRepository,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
+    /** CLUSTER_ADDR, recorded with every beat for the other instances. */
+    private readonly clusterAddr: string | null = null,
   ) {}
 
   /** `previousRunCrashed`: this id's previous run ended without cleaning up; its rows go first. */
@@ -30,7 +32,7 @@ export class InstanceKeeper {
       const sessions = await this.repository.removeInstance(this.instanceId);
       if (sessions > 0) this.logger.info({ instance_id: this.instanceId, sessions }, 'removed the sessions of this instance\'s previous run, which stopped without cleaning up');
     }
-    await this.repository.beat(this.instanceId, this.startedAt, this.now());
+    await this.repository.beat(this.instanceId, this.startedAt, this.now(), this.clusterAddr);
     this.beatTimer = setInterval(() => void this.beat(), INSTANCE_BEAT_MS);
     this.sweepTimer = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
     this.beatTimer.unref();
@@ -40,7 +42,7 @@ export class InstanceKeeper {
 
   private async beat(): Promise<void> {
     try {
-      await this.repository.beat(this.instanceId, this.startedAt, this.now());
+      await this.repository.beat(this.instanceId, this.startedAt, this.now(), this.clusterAddr);
     } catch (error) {
       this.logger.warn({ err: error }, 'could not record that this instance is alive');
     }

@@ -26,6 +26,14 @@ export class TcpProxy {
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   }
 
+  /** A silent network cut: live connections stay open but carry nothing more, either way. */
+  freeze(): void {
+    for (const socket of this.sockets) {
+      socket.unpipe();
+      socket.pause();
+    }
+  }
+
   /** Listens again on the same port; a no-op while already listening. */
   async restore(): Promise<void> {
     if (!this.server) await this.listen(this.port);

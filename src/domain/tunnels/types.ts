@@ -58,8 +58,8 @@ export type SessionCommand = 'stop' | 'restart' | 'update';
 
 /** The data plane's bookkeeping across instances (TUNNELS.md §7). */
 export interface DataPlaneRepository {
-  /** Records that the instance is alive (insert or update). */
-  beat(instanceId: string, startedAt: string, nowMs: number): Promise<void>;
+  /** Records that the instance is alive (insert or update), with its CLUSTER_ADDR (null without). */
+  beat(instanceId: string, startedAt: string, nowMs: number, clusterAddr?: string | null): Promise<void>;
   /** Removes every row of instances not seen since `staleBeforeMs`; returns how many instances. */
   sweep(staleBeforeMs: number): Promise<number>;
   /** Removes the instance and every row it owns (a clean stop). */

@@ -144,11 +144,11 @@ export class SqlTunnelRepository implements IngressRepository, DataPlaneReposito
     await this.store.durable();
   }
 
-  async beat(instanceId: string, startedAt: string, nowMs: number): Promise<void> {
+  async beat(instanceId: string, startedAt: string, nowMs: number, clusterAddr: string | null = null): Promise<void> {
     await this.db
       .insertInto('instances')
-      .values({ id: instanceId, started_at: startedAt, last_seen_at: nowMs })
-      .onConflict((c) => c.column('id').doUpdateSet({ last_seen_at: nowMs }))
+      .values({ id: instanceId, started_at: startedAt, last_seen_at: nowMs, cluster_addr: clusterAddr })
+      .onConflict((c) => c.column('id').doUpdateSet({ last_seen_at: nowMs, cluster_addr: clusterAddr }))
       .execute();
   }
 

@@ -35,6 +35,13 @@ import { StreamType, streamTypeName } from './stream-types.js';
 const PRE_AUTH_STREAMS = 16;
 const PRE_AUTH_SLACK_BYTES = 1024 * 1024;
 
+/**
+ * Requests held until the first Auth is answered: the classic agent opens its Bind stream
+ * without waiting for the Auth reply, and its frames can even arrive before the Auth's. A few
+ * at most, for no longer than the auth deadline; one more closes the connection as before.
+ */
+export const MAX_HELD_BEFORE_AUTH = 4;
+
 /** Protocol versions served, in the server's preference order. */
 export const SUPPORTED_VERSIONS = ['3', '2'] as const;
 export type ProtocolVersion = (typeof SUPPORTED_VERSIONS)[number];
@@ -123,6 +130,10 @@ export class AgentConnection extends EventEmitter {
   private authTimer: NodeJS.Timeout | undefined;
   private heartbeater: Heartbeater | null = null;
   private authState: 'none' | 'pending' | 'done' = 'none';
+  /** The outcome of the first Auth, awaited by the requests held until then. */
+  private authOutcome: { done: Promise<boolean>; settle(ok: boolean): void } | null = null;
+  private authServing = false;
+  private heldBeforeAuth = 0;
   private closeReason: CloseReason | null = null;
   private proxyOpen = 0;
   private heartbeatStreams = 0;
@@ -243,6 +254,7 @@ export class AgentConnection extends EventEmitter {
     if (this.closeReason !== null) return;
     this.closeReason = reason;
     clearTimeout(this.authTimer);
+    this.settleAuth(false);
     this.heartbeater?.stop();
     this.emit('close', reason, err);
   }
@@ -294,13 +306,17 @@ export class AgentConnection extends EventEmitter {
       await echoHeartbeats(s, reader).finally(() => this.heartbeatStreams--);
       return;
     }
-    if (this.authState !== 'done' && type !== StreamType.Auth) {
-      // TUNNELS.md §2: anything but Auth and heartbeats first closes the connection.
-      this.streamError(s, type, 'unauthenticated', `${streamTypeName(type)} stream before a successful Auth`);
-      s.reset(MuxErrorCode.Protocol);
-      this.closeWith('unauthenticated-stream', MuxErrorCode.Protocol, 'authentication required');
+    if (type === StreamType.Auth && this.authState === 'none' && !this.authServing) {
+      this.authServing = true;
+      try {
+        await this.serveRpc(s, reader, type);
+      } finally {
+        this.authServing = false;
+        this.settleAuth(this.authenticated);
+      }
       return;
     }
+    if (this.authState !== 'done' && type !== StreamType.Auth && !(await this.heldUntilAuthenticated(s, type))) return;
     if (!RPC_REQUESTS.has(type)) {
       // Proxy/commands are server-opened; anything else is unknown: refuse the stream, keep
       // the session (RS's own muxado refuses a stream it will not serve with StreamRefused).
@@ -309,6 +325,34 @@ export class AgentConnection extends EventEmitter {
       return;
     }
     await this.serveRpc(s, reader, type);
+  }
+
+  /**
+   * A stream other than Auth before Auth succeeded. An RPC request waits for the first Auth's
+   * outcome (a few at most; the auth deadline bounds the wait) and is served once it succeeded,
+   * refused if it failed. Anything else closes the connection (TUNNELS.md §2). True when it may
+   * be served.
+   */
+  private async heldUntilAuthenticated(s: ProtocolStream, type: number): Promise<boolean> {
+    if (!RPC_REQUESTS.has(type) || this.heldBeforeAuth >= MAX_HELD_BEFORE_AUTH) {
+      this.streamError(s, type, 'unauthenticated', `${streamTypeName(type)} stream before a successful Auth`);
+      s.reset(MuxErrorCode.Protocol);
+      this.closeWith('unauthenticated-stream', MuxErrorCode.Protocol, 'authentication required');
+      return false;
+    }
+    this.authOutcome ??= deferred();
+    this.heldBeforeAuth++;
+    const authenticated = await this.authOutcome.done;
+    this.heldBeforeAuth--;
+    if (authenticated && !this.closed) return true;
+    this.streamError(s, type, 'unauthenticated', `${streamTypeName(type)} stream held for an Auth that failed`);
+    if (!s.destroyed) s.reset(MuxErrorCode.StreamRefused);
+    return false;
+  }
+
+  private settleAuth(authenticated: boolean): void {
+    this.authOutcome?.settle(authenticated);
+    this.authOutcome = null;
   }
 
   private async serveRpc(s: ProtocolStream, reader: StreamReader, type: number): Promise<void> {
@@ -447,6 +491,12 @@ export class AgentConnection extends EventEmitter {
     s.once('end', close);
     if (!reset) s.once('close', close);
   }
+}
+
+function deferred(): { done: Promise<boolean>; settle(ok: boolean): void } {
+  let settle: (ok: boolean) => void = () => {};
+  const done = new Promise<boolean>((resolve) => (settle = resolve));
+  return { done, settle };
 }
 
 /** Thrown inside serveRpc for a second Auth: answered with an error, the session stays. */

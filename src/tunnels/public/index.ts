@@ -1,7 +1,7 @@
 // The public side of the data plane: the HTTP port, the TLS port and the TCP endpoints' ports,
 // each public connection carried to an agent over a proxy stream.
 import type net from 'node:net';
-import type { Server } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { publicUrl, type EdgeSettings } from '../../domain/tunnels/binds.js';
 import type { Logger } from '../../observability/logger.js';
 import { SchemeRoutes, type AgentConnections, type EdgeResolver, type TunnelRegistry } from '../registry.js';
@@ -9,7 +9,8 @@ import { ConnectionSink, type ConnectionMetrics } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import { HttpProxy } from './http-proxy.js';
 import { KINDS, MAX_PROXY_STREAMS_PER_AGENT, ProxyOpener } from './opener.js';
-import { noDelayFromSecondWrite, splice } from './splice.js';
+import { noDelayFromSecondWrite, SOCKET_BUFFER, splice } from './splice.js';
+import { ProxyHeaderGate } from './proxy-header.js';
 import { PolicyGate, endpointOfPool, type PolicyMetrics } from './policy-gate.js';
 import { HttpPolicy } from './http-policy.js';
 import { TcpEndpoints } from './tcp-endpoints.js';
@@ -43,6 +44,8 @@ export interface PublicTrafficOptions {
   readonly metrics?: ConnectionMetrics & PolicyMetrics;
   /** Per-client share and idle timeout of TCP endpoints' connections (busy from half an agent's streams). */
   readonly tcpLimits: Omit<TcpLimits, 'busyAt'>;
+  /** PROXY_PROTOCOL_FROM: connections from these CIDRs start with a PROXY v1/v2 header. */
+  readonly proxyProtocolFrom?: readonly string[];
   /** The traffic inspector of HTTP(S) endpoints; none: nothing captured. */
   readonly inspection?: InspectionSink | undefined;
 }
@@ -61,8 +64,13 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
     socket.once('close', () => sockets.delete(socket));
   };
 
+  const proxyHeaders = options.proxyProtocolFrom?.length ? new ProxyHeaderGate(options.proxyProtocolFrom) : undefined;
   const tcp = new TcpEndpoints(options.host, edge.publicHost, (socket, port, server) => {
     track(socket);
+    if (proxyHeaders) proxyHeaders.accept(socket, () => carryTcp(socket, port, server));
+    else carryTcp(socket, port, server);
+  });
+  const carryTcp = (socket: net.Socket, port: number, server: net.Server) => {
     socket.on('error', () => {});
     const conn = sink.open('tcp', socket, server);
     const pool = registry.pool(publicUrl('tcp', edge.publicHost, port));
@@ -81,7 +89,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
     conn.tunnelId = opened.tunnel.id;
     noDelayFromSecondWrite(socket, opened.stream);
     splice(socket, opened.stream, () => {});
-  });
+  };
   registry.tcpPorts = tcp;
 
   const listeners: PublicListener[] = [
@@ -104,7 +112,9 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       inspection: options.inspection,
     });
     proxy.server.on('connection', track);
-    listeners.push(serverListener('edge-http', proxy.server, options.host, options.httpPort, 'http', sockets, () => proxy.server.closeIdleConnections()));
+    const front = proxyHeaders ? headerReadingFront(proxy.server, proxyHeaders) : proxy.server;
+    if (front !== proxy.server) front.on('connection', track); // waiting for its header, it is one to drain too
+    listeners.push(serverListener('edge-http', front, options.host, options.httpPort, 'http', sockets, () => proxy.server.closeIdleConnections()));
   }
 
   if (options.tlsPort > 0) {
@@ -128,11 +138,33 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       certificates: options.edgeCertificates,
       https,
       passthroughLimits: tcpLimits,
+      proxyHeaders,
     });
+    handedSockets(https.server); // the TLS port hands it the terminated connections
     port.server.on('connection', track);
     listeners.push(serverListener('edge-tls', port.server, options.host, options.tlsPort, 'tls', sockets, () => https.server.closeIdleConnections()));
   }
   return listeners;
+}
+
+/** The HTTP port when PROXY headers are read: a plain listener that reads one, then hands the socket to node:http. */
+function headerReadingFront(server: Server, proxyHeaders: ProxyHeaderGate): Server {
+  handedSockets(server);
+  // node:http's own listener options: half-open kept (the proxy ends it), Nagle off
+  return createServer({ allowHalfOpen: true, noDelay: true, pauseOnConnect: true, highWaterMark: SOCKET_BUFFER }, (socket) =>
+    proxyHeaders.accept(socket, () => {
+      server.emit('connection', socket);
+      socket.resume(); // what followed the header was put back; node:http reads it first
+    }),
+  );
+}
+
+/**
+ * node:http enforces headersTimeout only on a server that emitted 'listening' (it starts its
+ * connection checks then); one that is handed its sockets (emit('connection')) never does.
+ */
+function handedSockets(server: Server): void {
+  server.emit('listening');
 }
 
 function serverListener(name: string, server: Server, host: string, port: number, scheme: string, sockets: Set<net.Socket>, closeIdle: () => void): PublicListener {

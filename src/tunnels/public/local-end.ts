@@ -2,6 +2,7 @@
 // listener is bound to one address: then every connection it accepts has that address and port.
 import { isIPv4, isIPv6, type Server, type Socket } from 'node:net';
 import type { Address } from './proxy-proto.js';
+import { proxiedDestinationOf } from './proxy-header.js';
 
 /** A listener's own address when it is specific (not 0.0.0.0 or ::); null when it is a wildcard. */
 const bound = new WeakMap<Server, Address | null>();
@@ -25,6 +26,8 @@ function isSpecific(ip: string): boolean {
 
 /** Where `socket` (accepted by `server`) was connected to. */
 export function serverEndOf(socket: Socket, server: Server | undefined): Address {
+  const proxied = proxiedDestinationOf(socket);
+  if (proxied) return proxied;
   const known = server ? specificAddressOf(server) : null;
   return known ?? { ip: socket.localAddress ?? '', port: socket.localPort ?? 0 };
 }

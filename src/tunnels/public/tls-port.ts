@@ -12,6 +12,7 @@ import { KINDS, type ProxyOpener } from './opener.js';
 import { noDelayFromSecondWrite, SOCKET_BUFFER, splice } from './splice.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 import type { TcpConnectionLimits } from './tcp-limits.js';
+import type { ProxyHeaderGate } from './proxy-header.js';
 
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
@@ -30,13 +31,19 @@ export interface TlsPortOptions {
   /** Per-client share and idle timeout of passed-through connections (tls endpoints, TLS edges), as for TCP endpoints. */
   readonly passthroughLimits?: TcpConnectionLimits;
   readonly clientHelloTimeoutMs?: number;
+  /** PROXY_PROTOCOL_FROM: the header read first from the balancer's connections. */
+  readonly proxyHeaders?: ProxyHeaderGate | undefined;
 }
 
 export class TlsPort {
   readonly server: net.Server;
 
   constructor(private readonly options: TlsPortOptions) {
-    this.server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true, highWaterMark: SOCKET_BUFFER }, (socket) => void this.accept(socket));
+    this.server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true, highWaterMark: SOCKET_BUFFER }, (socket) => {
+      const gate = this.options.proxyHeaders;
+      if (gate) gate.accept(socket, () => void this.accept(socket));
+      else void this.accept(socket);
+    });
   }
 
   private async accept(socket: net.Socket): Promise<void> {

@@ -21,8 +21,8 @@ export interface CertificateAuthority {
   keyPem: string;
   /** Absolute path of ca.pem. */
   caPath: string;
-  /** Absolute path of ca-key.pem. */
-  keyPath: string;
+  /** Absolute path of ca-key.pem; undefined for the cluster CA, whose key is only in the database. */
+  keyPath: string | undefined;
   /** True when this call created the CA (the first start): print where it is, once. */
   created: boolean;
 }
@@ -57,6 +57,12 @@ function parseCaCert(caPath: string, certPem: string): X509Certificate {
   } catch (err) {
     throw new TlsConfigError(`${caPath} is not a PEM certificate: remove it and ${CA_KEY_FILE} beside it to have burrow create a new CA`, { cause: err });
   }
+}
+
+/** A new CA: a P-256 key and its self-signed certificate, in memory. */
+export async function createCaPair(): Promise<{ certPem: string; keyPem: string }> {
+  const generated = await generateP256();
+  return { certPem: await createCaCertificate(createPrivateKey(generated.keyPem)), keyPem: generated.keyPem };
 }
 
 /** A self-signed CA certificate for `key`. */

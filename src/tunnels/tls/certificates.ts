@@ -16,6 +16,8 @@ export interface IssueOptions {
   ipAddresses?: readonly string[];
   /** Validity in days (default 397), cut to the CA's own expiry. */
   days?: number;
+  /** Also a client certificate (EKU clientAuth): the inter-instance link authenticates both ends. */
+  clientAuth?: boolean;
 }
 
 export interface IssuedCertificate {
@@ -90,7 +92,7 @@ export async function issueCertificate(ca: CertificateAuthority, options: IssueO
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.ExtendedKeyUsageExtension(options.clientAuth ? [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth] : [x509.ExtendedKeyUsage.serverAuth]),
       // With an empty subject the SAN must be critical (RFC 5280 §4.2.1.6).
       new x509.SubjectAlternativeNameExtension(generalNames, commonName === undefined),
       authorityKeyId,

@@ -43,6 +43,8 @@ export interface AgentTlsOptions {
   keyFile?: string | undefined;
   /** AGENT_HOSTNAME: a DNS name or an IP address added to localhost, 127.0.0.1 and ::1. */
   extraHostname?: string | undefined;
+  /** The CA to issue from (the cluster's); TLS_DIR's own when absent. */
+  ca?: CertificateAuthority | undefined;
 }
 
 export interface EdgeTlsOptions {
@@ -53,6 +55,8 @@ export interface EdgeTlsOptions {
   keyFile?: string | undefined;
   /** EDGE_DOMAIN: the leaf names it and *.EDGE_DOMAIN. */
   edgeDomain: string;
+  /** The CA to issue from (the cluster's); TLS_DIR's own when absent. */
+  ca?: CertificateAuthority | undefined;
 }
 
 export async function agentTlsMaterial(options: AgentTlsOptions): Promise<TlsMaterial> {
@@ -94,6 +98,7 @@ interface MaterialRequest {
   keyVar: string;
   stem: string;
   names: SubjectNames;
+  ca?: CertificateAuthority | undefined;
   /** With operator files: warn when the certificate does not cover this name. */
   coverHost?: string;
 }
@@ -107,7 +112,7 @@ async function tlsMaterial(req: MaterialRequest): Promise<TlsMaterial> {
     return operatorFiles(req, certFile, keyFile);
   }
 
-  const ca = await loadOrCreateCa(req.tlsDir);
+  const ca = req.ca ?? (await loadOrCreateCa(req.tlsDir));
   const certPath = join(ca.caPath, '..', `${req.stem}.pem`);
   const keyPath = join(ca.caPath, '..', `${req.stem}-key.pem`);
   const stored = await reusableLeaf(ca, certPath, keyPath, req.names);
