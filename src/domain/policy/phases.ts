@@ -41,6 +41,7 @@ export const PHASES: { readonly [P in PhaseName]: PhaseDescriptor } = {
       'restrict-ips',
       'set-vars',
       'url-rewrite',
+      'verify-webhook',
     ],
     variables: HTTP_REQUEST_VARIABLES,
   },
