@@ -233,6 +233,7 @@ function report(file: string, rules: readonly ProgramRule[], connection: PolicyC
       const label = `  action ${index + 1} ${action.type}`;
       switch (action.type) {
         case 'deny':
+        case 'close-connection':
           lines.push(`${label}: connection closed`);
           break;
         case 'log':

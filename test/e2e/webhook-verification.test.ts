@@ -185,3 +185,19 @@ describe('verify-webhook in a policy', () => {
     assert.ok(!all.includes('token=abc'), 'the query is not logged');
   });
 });
+
+describe('on_tcp_connect close-connection', () => {
+  test('closes the connection before any request reaches the agent; the log line names the action', { timeout: 30_000 }, async () => {
+    const host = 'closed.burrow.localhost';
+    const target = `http://127.0.0.1:${(local.address() as { port: number }).port}`;
+    const policy = 'on_tcp_connect:\n  - name: nobody\n    actions: [{type: close-connection}]\n';
+    listeners.push(await session.httpEndpoint().domain(host).scheme('HTTP').policy(policy).listenAndForward(target));
+    const before = seen.length;
+    const outcome = await post('http', host, '/x', 'x').then((a) => `answered ${a.status}`, (error: NodeJS.ErrnoException) => error.code ?? error.message);
+    assert.match(outcome, /ECONNRESET|EPIPE|socket hang up/);
+    assert.equal(seen.length, before);
+    await within(10_000, async () =>
+      server.logs().some((entry) => entry.event === 'public_connection' && (entry.denied_by as { action?: string } | undefined)?.action === 'close-connection'),
+    );
+  });
+});

@@ -211,6 +211,8 @@ class HttpEvaluation {
     const at = `action ${number} (${action.type})`;
     const results = this.results;
     switch (action.type) {
+      case 'close-connection':
+        throw new Error('internal: close-connection runs in on_tcp_connect only');
       case 'deny': {
         const status = action.status ?? 403;
         return this.answer(status, ['Content-Type', 'text/plain; charset=utf-8'], `${status} ${statusText(status)}: denied by the endpoint's traffic policy.\n`);

@@ -67,7 +67,13 @@ export type HttpAction =
       config: { name: string; algorithm: 'sliding_window'; capacity: number; rate: string; rateSeconds: number; bucket_key: string[] };
     };
 
-export type ValidatedAction = LogAction | RestrictIpsAction | HttpAction;
+/** on_tcp_connect: closes the connection, as deny does. */
+export interface CloseConnectionAction {
+  type: 'close-connection';
+  config: null;
+}
+
+export type ValidatedAction = LogAction | RestrictIpsAction | CloseConnectionAction | HttpAction;
 
 export interface ValidatedRule {
   /** null when the rule has no `name`. */
