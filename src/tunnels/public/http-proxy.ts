@@ -94,12 +94,13 @@ export class HttpProxy {
       res.destroy();
       return;
     }
+    // A failure ends its own request only: the requests queued behind it are still served.
     if (state.queue) {
-      state.queue = state.queue.then(() => this.serve(state, req, res));
+      state.queue = state.queue.then(() => this.serve(state, req, res)).catch(() => void res.destroy());
       return;
     }
     const pending = this.serve(state, req, res);
-    if (pending) state.queue = pending;
+    if (pending) state.queue = pending.catch(() => void res.destroy());
   }
 
   /** One request; a promise when it waits for its body before anything goes to the agent. */
