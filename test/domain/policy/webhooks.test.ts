@@ -168,3 +168,24 @@ describe('verify-webhook evaluation', () => {
     assert.equal(decision.answer, undefined);
   });
 });
+
+describe('the WebhookVerification endpoint option', () => {
+  test('becomes an enforced verify-webhook rule; bad values are refused by name without the secret', async () => {
+    const { optionsDocument } = await import('../../../src/domain/policy/index.js');
+    const served = optionsDocument({ WebhookVerification: { provider: 'github', secret: SECRET } });
+    assert.ok(served.ok);
+    assert.deepEqual(JSON.parse(served.document!).on_http_request, [{ name: 'WebhookVerification', actions: [{ type: 'verify-webhook', config: { provider: 'github', secret: SECRET } }] }]);
+    for (const [value, words] of [
+      [{ secret: SECRET }, /provider must name the provider/],
+      [{ provider: 'github', secret: '', sealed_secret: [1, 2] }, /sealed secrets are not served/],
+      [{ provider: 'github' }, /secret must be the signing secret/],
+      [{ provider: 'github', secret: 'a${b}' }, /would read as an interpolation/],
+    ] as const) {
+      const refused = optionsDocument({ WebhookVerification: value });
+      assert.ok(!refused.ok);
+      assert.equal(refused.option, 'WebhookVerification');
+      assert.match(refused.message, words);
+      assert.ok(!refused.message.includes(SECRET));
+    }
+  });
+});
