@@ -5,7 +5,8 @@ import { Command } from 'commander';
 import { CliUsageError, configFor, print } from './context.js';
 import type { Config } from '../config.js';
 import { parseIp } from '../domain/policy/cidr.js';
-import type { PolicyConnection, ProgramRule, Verdict } from '../domain/policy/index.js';
+import type { HttpDecision, PolicyConnection, ProgramRule, Verdict } from '../domain/policy/index.js';
+import { httpReport, readHttpFlags, runHttpTest, type HttpTestResult } from './policy-http.js';
 
 /** `burrow policy validate|test`: the server's own validator and engine, offline. */
 export function policyCommand(): Command {
@@ -45,17 +46,35 @@ export function policyCommand(): Command {
     .option('--time <rfc3339>', 'time.now and conn.ts.start, e.g. 2024-05-01T12:00:00Z (default: now)')
     .option('--max-rules <n>', 'rules allowed (default: MAX_POLICY_RULES, else 25)')
     .option('--json', 'print the verdict as JSON')
+    .option('--request <line>', "an HTTP request through an http/https endpoint, e.g. 'GET /path?q=1': runs its HTTP phases too")
+    .option('--header <line>', "a request header 'Name: value' (repeatable)", collect, [])
+    .option('--body-file <file>', 'the request body')
+    .option('--endpoint-url <url>', 'the endpoint reached, e.g. https://app.example.com (default https://<endpoint-host>)')
+    .option('--response-status <n>', "the agent's answer's status: runs on_http_response on it")
+    .option('--response-header <line>', "a header 'Name: value' of the agent's answer (repeatable)", collect, [])
     .action(async (file: string, options: TestOptions, command: Command) => {
       const input = readTestOptions(options, () => configFor(command));
       if (typeof input === 'string') return usage(input);
       let source: string;
+      let body: Buffer | undefined;
       try {
         source = file === '-' ? await readStdin() : await readFile(file, 'utf8');
       } catch (error) {
         return usage(`${file}: ${error instanceof Error ? error.message : String(error)}`);
       }
+      try {
+        if (options.bodyFile !== undefined) body = await readFile(options.bodyFile);
+      } catch (error) {
+        return usage(`--body-file: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      const http = options.request === undefined ? undefined : readHttpFlags({ ...options, request: options.request }, input.connection, body);
+      if (options.request === undefined && (options.header.length > 0 || body || options.endpointUrl || options.responseStatus || options.responseHeader.length > 0)) {
+        return usage('--header, --body-file, --endpoint-url and --response-* need --request.');
+      }
+      if (typeof http === 'string') return usage(http);
       const { compilePolicy, evaluate } = await import('../domain/policy/index.js');
-      const compiled = compilePolicy(source, { maxRules: input.maxRules });
+      const kind = http ? { endpoint: http.scheme, subject: 'endpoint' as const } : {};
+      const compiled = compilePolicy(source, { maxRules: input.maxRules, ...kind });
       if (!compiled.ok) {
         if (options.json) print(JSON.stringify({ file, valid: false, error: compiled.error }));
         process.stderr.write(`${file}: ${compiled.error.code}: ${compiled.error.message}\n`);
@@ -63,6 +82,13 @@ export function policyCommand(): Command {
         return;
       }
       const verdict = evaluate(compiled.program, input.connection);
+      if (http && verdict.allowed) {
+        const result = await runHttpTest(compiled.program, input.connection, http);
+        if (options.json) print(JSON.stringify({ file, valid: true, connection: describeInput(input.connection), ...httpJson(result) }));
+        else for (const line of httpReport(file, compiled.program, http, result)) print(line);
+        process.exitCode = result.allowed ? 0 : 1;
+        return;
+      }
       if (options.json) {
         const { closedBy, ...rest } = verdict; // the API's snake_case, as every other key
         print(JSON.stringify({ file, valid: true, connection: describeInput(input.connection), ...rest, ...(closedBy ? { closed_by: closedBy } : {}) }));
@@ -83,6 +109,28 @@ interface TestOptions {
   time?: string;
   maxRules?: string;
   json?: boolean;
+  request?: string;
+  header: string[];
+  bodyFile?: string;
+  endpointUrl?: string;
+  responseStatus?: string;
+  responseHeader: string[];
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function httpJson(result: HttpTestResult): Record<string, unknown> {
+  const phase = (decision: HttpDecision | undefined) =>
+    decision && { actions: decision.taken.map((t) => ({ rule: t.rule, type: t.type })), errors: decision.errors, logs: decision.logs, answer: decision.answer ?? null };
+  return {
+    allowed: result.allowed,
+    on_http_request: phase(result.request),
+    ...(result.response ? { on_http_response: phase(result.response) } : {}),
+    forwarded: result.forwarded ?? null,
+    answer: result.answer ?? null,
+  };
 }
 
 /** A bad flag: one line, exit 2 (like an invalid document: the test could not run). */
@@ -185,6 +233,7 @@ function report(file: string, rules: readonly ProgramRule[], connection: PolicyC
       const label = `  action ${index + 1} ${action.type}`;
       switch (action.type) {
         case 'deny':
+        case 'close-connection':
           lines.push(`${label}: connection closed`);
           break;
         case 'log':

@@ -276,7 +276,8 @@ describe('the ngrok SDK on one burrow server', () => {
   it('refuses the options burrow does not serve, by name (301)', async () => {
     const session = await connect(server, open.token);
     await refused(session.httpEndpoint().oauth('google').listen(false), 'ERR_NGROK_301', /OAuth/);
-    await refused(session.httpEndpoint().webhookVerification('github', 'secret').listen(false), 'ERR_NGROK_301', /WebhookVerification/);
+    // WebhookVerification is served (test/e2e/http-policy.test.ts); a provider burrow cannot verify refuses the bind by name.
+    await refused(session.httpEndpoint().webhookVerification('amazon_sns', 'secret').listen(false), 'ERR_NGROK_2204', /"amazon_sns" is not a provider burrow can verify/);
     // BasicAuth and the header options are served as rules (test/e2e/http-policy.test.ts); a bad value still refuses the bind.
     await refused(session.httpEndpoint().basicAuth('user', 'short').listen(false), 'ERR_NGROK_2204', /password/);
     // An internal endpoint would be public here: refused rather than exposed.

@@ -42,7 +42,7 @@ export const KNOWN_ACTIONS: ReadonlySet<string> = new Set([
 ]);
 
 /** Actions after which nothing in the same rule can run: they end the connection or answer the request. */
-const ENDS_THE_PHASE = new Set(['deny', 'custom-response']);
+const ENDS_THE_PHASE = new Set(['deny', 'custom-response', 'close-connection']);
 
 /** Validates the actions of a rule of `phase` in order and returns their normalized form. */
 export function validateActions(rule: RawRule, actions: RawAction[], phase: PhaseDescriptor): ValidatedAction[] {
@@ -68,6 +68,10 @@ export function validateActions(rule: RawRule, actions: RawAction[], phase: Phas
     switch (action.type) {
       case 'deny':
         result.push(validateDeny(configWhere, action.config));
+        break;
+      case 'close-connection':
+        // https://ngrok.com/docs/traffic-policy/actions/close-connection: no configuration; on TCP it closes as deny does.
+        result.push(validateDeny(configWhere, action.config, 'close-connection'));
         break;
       case 'log':
         result.push(validateLog(label, configWhere, action.config));
@@ -112,18 +116,18 @@ function configMap(where: string, config: TreeNode): MapNode {
   return config;
 }
 
-function validateDeny(where: string, config: TreeNode | null): ValidatedAction {
+function validateDeny(where: string, config: TreeNode | null, type: 'deny' | 'close-connection' = 'deny'): ValidatedAction {
   if (config) {
     const map = configMap(where, config);
     const first = map.entries[0];
     if (first) {
       fail(
         CODES.configMalformed,
-        `${where}: deny takes no config, but config has the key ${quoted(first.key, 32)}; remove the config.`,
+        `${where}: ${type} takes no config, but config has the key ${quoted(first.key, 32)}; remove the config.`,
       );
     }
   }
-  return { type: 'deny', config: null };
+  return { type, config: null };
 }
 
 function validateLog(label: string, where: string, config: TreeNode | null): ValidatedAction {

@@ -4,11 +4,11 @@
  * They run before the endpoint's own policy. The wire shapes are ngrok-rust's and ngrok-go's
  * `proto` structs: `BasicAuth {credentials: [{username, cleartext_password, hashed_password}]}`,
  * `RequestHeaders`/`ResponseHeaders {add: ["Name:Value"], remove: [names]}`,
- * `UserAgentFilter {allow: [RE2], deny: [RE2]}`, `Compression {}`.
+ * `UserAgentFilter {allow: [RE2], deny: [RE2]}`, `Compression {}`, `WebhookVerification {provider, secret, sealed_secret}`.
  */
 
 /** Options turned into rules, on http and https endpoints. */
-export const OPTIONS_AS_RULES: ReadonlySet<string> = new Set(['BasicAuth', 'RequestHeaders', 'ResponseHeaders', 'UserAgentFilter', 'Compression', 'CircuitBreaker']);
+export const OPTIONS_AS_RULES: ReadonlySet<string> = new Set(['BasicAuth', 'RequestHeaders', 'ResponseHeaders', 'UserAgentFilter', 'Compression', 'CircuitBreaker', 'WebhookVerification']);
 
 export type OptionsDocument = { ok: true; document: string | undefined } | { ok: false; option: string; message: string };
 
@@ -25,6 +25,8 @@ export function optionsDocument(opts: Readonly<Record<string, unknown>>): Option
     if (basic !== undefined) request.push({ name: 'BasicAuth', actions: [{ type: 'basic-auth', config: { credentials: credentials(basic) } }] });
     const userAgents = option(opts, 'UserAgentFilter');
     if (userAgents !== undefined) request.push(...userAgentRules(userAgents));
+    const webhook = option(opts, 'WebhookVerification');
+    if (webhook !== undefined) request.push({ name: 'WebhookVerification', actions: [{ type: 'verify-webhook', config: webhookConfig(webhook) }] });
     const breaker = option(opts, 'CircuitBreaker');
     if (breaker !== undefined) request.push({ name: 'CircuitBreaker', actions: [{ type: 'circuit-breaker', config: breakerConfig(breaker) }] });
     const requestHeaders = option(opts, 'RequestHeaders');
@@ -125,4 +127,16 @@ function breakerConfig(value: Record<string, unknown>): Record<string, unknown> 
   if (threshold === undefined || threshold === null || threshold === 0) return {};
   if (typeof threshold !== 'number') throw new OptionProblem('CircuitBreaker', 'Opts.CircuitBreaker.error_threshold must be a number.');
   return { error_threshold: threshold };
+}
+
+/** WebhookVerification {provider, secret}: the verify-webhook action, enforced. A sealed secret needs the hosted service's key. */
+function webhookConfig(value: Record<string, unknown>): Record<string, unknown> {
+  const { provider, secret, sealed_secret: sealed } = value;
+  if (typeof provider !== 'string' || provider === '') throw new OptionProblem('WebhookVerification', 'Opts.WebhookVerification.provider must name the provider, such as "github".');
+  if ((secret === undefined || secret === '') && sealed !== undefined && sealed !== null && sealed !== '') {
+    throw new OptionProblem('WebhookVerification', 'Opts.WebhookVerification: sealed secrets are not served; send the secret itself.');
+  }
+  // Never quote the secret.
+  if (typeof secret !== 'string' || secret === '') throw new OptionProblem('WebhookVerification', 'Opts.WebhookVerification.secret must be the signing secret.');
+  return { provider, secret: literal('WebhookVerification', secret) };
 }

@@ -11,8 +11,9 @@ import type { PolicyValue } from './types.js';
 
 export type ActionOutcome = DenyOutcome | RestrictIpsOutcome | LogOutcome;
 
+/** deny and close-connection: the connection is closed. */
 export interface DenyOutcome {
-  type: 'deny';
+  type: 'deny' | 'close-connection';
 }
 
 export interface RestrictIpsOutcome {
@@ -59,7 +60,7 @@ export interface Verdict {
   /** The rules evaluated, in order; rules after the one that closed the connection are absent. */
   rules: RuleOutcome[];
   /** The action that closed the connection, when one did. */
-  closedBy?: { rule: number; name: string | null; action: number; type: 'deny' | 'restrict-ips' };
+  closedBy?: { rule: number; name: string | null; action: number; type: 'deny' | 'close-connection' | 'restrict-ips' };
   /** Every run-time error, in order (also attached to their rule or action). */
   errors: EvaluationError[];
 }
@@ -124,8 +125,8 @@ function run(program: PolicyProgram, state: State): Verdict {
       const action = rule.actions[a]!;
       const result = runAction(action, state);
       outcome.actions.push(result);
-      if (result.type !== 'deny' && result.error !== undefined) report(verdict, rule, `action ${a + 1} (${action.type})`, result.error);
-      const closes = result.type === 'deny' || (result.type === 'restrict-ips' && result.action === 'deny' && result.enforced);
+      if ('error' in result && result.error !== undefined) report(verdict, rule, `action ${a + 1} (${action.type})`, result.error);
+      const closes = result.type === 'deny' || result.type === 'close-connection' || (result.type === 'restrict-ips' && result.action === 'deny' && result.enforced);
       if (closes) {
         verdict.allowed = false;
         verdict.closedBy = { rule: rule.number, name: rule.name, action: a + 1, type: result.type };
@@ -139,7 +140,8 @@ function run(program: PolicyProgram, state: State): Verdict {
 function runAction(action: ProgramAction, state: State): ActionOutcome {
   switch (action.type) {
     case 'deny':
-      return { type: 'deny' };
+    case 'close-connection':
+      return { type: action.type };
     case 'log': {
       const errors: string[] = [];
       const metadata = action.fixed ? staticMetadata(action.metadata) : buildMap(action.metadata, activationOf(state), errors);

@@ -9,6 +9,7 @@ import { CODES, fail, kindOf, quoted, utf8Bytes } from './problem.js';
 import { checkInterpolations } from './expressions.js';
 import { HTTP_ACTION_LIMITS as LIMITS } from './limits.js';
 import { compileRe2 } from './regex.js';
+import { isWebhookProvider, WEBHOOK_PROVIDERS } from './webhooks.js';
 import type { CompressionAlgorithm, HttpAction, PolicyValue } from './types.js';
 
 /** RFC 9110 §5.1: a header name is a token. */
@@ -101,6 +102,8 @@ export function validateHttpAction(type: string, label: string, where: string, c
       return { type, config: basicAuth(ctx, map) };
     case 'rate-limit':
       return { type, config: rateLimit(ctx, map) };
+    case 'verify-webhook':
+      return { type, config: verifyWebhookConfig(ctx, map) };
     case 'deny': {
       // In HTTP phases deny answers, 403 unless status_code says otherwise.
       only(ctx, map, ['status_code']);
@@ -298,4 +301,20 @@ export function durationSeconds(text: string): number | undefined {
   const match = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?$/.exec(text.trim());
   if (!match || text.trim() === '') return undefined;
   return Number(match[1] ?? 0) * 3600 + Number(match[2] ?? 0) * 60 + Number(match[3] ?? 0);
+}
+
+/** https://ngrok.com/docs/traffic-policy/actions/verify-webhook: provider and secret required, enforce default true. */
+function verifyWebhookConfig(ctx: Ctx, map: MapNode | undefined): Extract<HttpAction, { type: 'verify-webhook' }>['config'] {
+  only(ctx, map, ['provider', 'secret', 'enforce']);
+  const provider = optionalString(ctx, map, 'provider');
+  if (provider === undefined || provider === '') required(ctx, 'provider', `one of ${WEBHOOK_PROVIDERS.join(', ')}`);
+  if (!isWebhookProvider(provider)) {
+    fail(CODES.configInvalid, `${ctx.where}: config.provider ${quoted(provider, 40)} is not a provider burrow can verify; it verifies ${WEBHOOK_PROVIDERS.join(', ')}.`);
+  }
+  // Never quote the secret: messages and logs must not hold it.
+  const secret = optionalString(ctx, map, 'secret');
+  if (secret === undefined || secret === '') required(ctx, 'secret', `the signing secret ${provider} gave you`);
+  if (utf8Bytes(secret) > LIMITS.headerValueBytes) fail(CODES.configInvalid, `${ctx.where}: config.secret is longer than ${LIMITS.headerValueBytes} bytes.`);
+  interpolations(ctx, 'config.secret', secret);
+  return { provider, secret, enforce: optionalBool(ctx, map, 'enforce', true) };
 }

@@ -19,6 +19,8 @@ export interface PolicyHttpRequest {
   readonly headers: readonly string[];
   /** When its head was read (`req.ts.header_received`). */
   readonly receivedAt: number;
+  /** The whole body, read only when the phase verifies webhooks (bounded: WEBHOOK_MAX_BODY_BYTES). */
+  readonly body?: Buffer;
 }
 
 /** The agent's answer (or an action's), as the response phase sees it. */
@@ -161,6 +163,7 @@ export function emptyHttpResults(): Record<string, Record<string, unknown>> {
     url_rewrite: { url: '' },
     custom_response: { status_code: 0n },
     compress: { already_compressed: false, negotiated_algorithm: '' },
+    verify_webhook: { verified: false, provider: '', error: error() },
   };
 }
 

@@ -27,6 +27,7 @@ import type { RateBuckets } from './rate-buckets.js';
 import type { BreakerConfig, CircuitBreakers } from './circuit-breakers.js';
 import type { CompressionAlgorithm, PolicyValue } from './types.js';
 import { MIN_COMPRESSED_BYTES, negotiateEncoding } from './compression.js';
+import { verifyWebhook } from './webhooks.js';
 
 /** An answer made by an action instead of the agent's. */
 export interface HttpAnswer {
@@ -210,6 +211,8 @@ class HttpEvaluation {
     const at = `action ${number} (${action.type})`;
     const results = this.results;
     switch (action.type) {
+      case 'close-connection':
+        throw new Error('internal: close-connection runs in on_tcp_connect only');
       case 'deny': {
         const status = action.status ?? 403;
         return this.answer(status, ['Content-Type', 'text/plain; charset=utf-8'], `${status} ${statusText(status)}: denied by the endpoint's traffic policy.\n`);
@@ -277,6 +280,8 @@ class HttpEvaluation {
       }
       case 'basic-auth':
         return this.basicAuth(action);
+      case 'verify-webhook':
+        return this.verifyWebhook(action, rule, at);
       case 'compress-response':
         this.compress(action.algorithms);
         return false;
@@ -341,6 +346,23 @@ class HttpEvaluation {
     if (!vary) kept.push('Vary', 'Accept-Encoding');
     this.decision.headers = kept;
     this.res = undefined;
+  }
+
+  /** The secret is never reported: only whether the signature held, and why not. */
+  private verifyWebhook(action: Extract<ProgramAction, { type: 'verify-webhook' }>, rule: ProgramRule, at: string): boolean {
+    const req = this.activation.req as { headers: Map<string, string[]> };
+    const host = req.headers.get('host')?.[0] ?? '';
+    const target = this.context.request.target;
+    const url = /^https?:\/\//i.test(target) ? target : `${this.context.request.scheme}://${host}${target}`;
+    const request = { method: this.context.request.method, url, headers: req.headers, body: this.context.request.body ?? Buffer.alloc(0) };
+    const verdict = verifyWebhook(action.provider, this.text(action.secret, rule, at), request, Number(this.context.connection.now));
+    Object.assign(this.results.verify_webhook!, {
+      verified: verdict.verified,
+      provider: action.provider,
+      error: verdict.verified ? { code: '', message: '' } : { code: '', message: verdict.message },
+    });
+    if (verdict.verified || !action.enforce) return false;
+    return this.answer(403, ['Content-Type', 'text/plain; charset=utf-8'], `403 Forbidden: the webhook signature could not be verified (${action.provider}: ${verdict.message}).\n`);
   }
 
   private basicAuth(action: Extract<ProgramAction, { type: 'basic-auth' }>): boolean {

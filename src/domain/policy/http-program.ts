@@ -22,6 +22,7 @@ export type HttpProgramAction =
   | { type: 'compress-response'; algorithms: readonly CompressionAlgorithm[] }
   | { type: 'circuit-breaker'; breaker: BreakerConfig }
   | { type: 'basic-auth'; credentials: ReadonlyArray<{ username: string; secret: Buffer }>; realm: string; enforce: boolean }
+  | { type: 'verify-webhook'; provider: string; secret: StringTemplate; enforce: boolean }
   | { type: 'rate-limit'; bucket: string; capacity: number; windowMs: number; keys: StringTemplate[] };
 
 let breakerSequence = 0;
@@ -62,6 +63,8 @@ export function compileHttpAction(action: HttpAction, templateOf: (value: Policy
         realm: action.config.realm,
         enforce: action.config.enforce,
       };
+    case 'verify-webhook':
+      return { type: 'verify-webhook', provider: action.config.provider, secret: templateOf(action.config.secret), enforce: action.config.enforce };
     case 'rate-limit':
       return {
         type: 'rate-limit',

@@ -34,3 +34,4 @@ export { CircuitBreakers } from './circuit-breakers.js';
 export type { HttpAnswer, HttpDecision, HttpPolicyContext, TakenAction } from './http-evaluate.js';
 export type { PolicyHttpRequest, PolicyHttpResponse } from './http-activation.js';
 export { RateBuckets } from './rate-buckets.js';
+export { WEBHOOK_MAX_BODY_BYTES, WEBHOOK_PROVIDERS } from './webhooks.js';

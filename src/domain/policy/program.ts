@@ -35,6 +35,7 @@ export interface CidrList {
 
 export type ProgramAction =
   | { type: 'deny'; status?: number }
+  | { type: 'close-connection' }
   | { type: 'log'; metadata: Array<[string, ValueTemplate]>; fixed: boolean }
   | { type: 'restrict-ips'; allow: CidrList; deny: CidrList; enforce: boolean }
   | Exclude<HttpProgramAction, { type: 'deny' }>;
@@ -104,6 +105,8 @@ function compileAction(action: ValidatedAction, compile: Compile, id: string): P
   switch (action.type) {
     case 'deny':
       return action.config === null ? { type: 'deny' } : { type: 'deny', status: action.config.status_code };
+    case 'close-connection':
+      return { type: 'close-connection' };
     case 'log': {
       const metadata = Object.entries(action.config.metadata).map(([key, value]): [string, ValueTemplate] => [key, template(value, compile)]);
       return { type: 'log', metadata, fixed: metadata.every(([, t]) => t.kind === 'static') };

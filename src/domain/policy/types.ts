@@ -60,12 +60,20 @@ export type HttpAction =
   /** Algorithms in the order preferred when the client rates several equally. */
   | { type: 'compress-response'; config: { algorithms: CompressionAlgorithm[] } }
   | { type: 'basic-auth'; config: { credentials: Array<{ username: string; password: string }>; realm: string; enforce: boolean } }
+  /** `secret` may interpolate; never logged nor quoted in a message. */
+  | { type: 'verify-webhook'; config: { provider: string; secret: string; enforce: boolean } }
   | {
       type: 'rate-limit';
       config: { name: string; algorithm: 'sliding_window'; capacity: number; rate: string; rateSeconds: number; bucket_key: string[] };
     };
 
-export type ValidatedAction = LogAction | RestrictIpsAction | HttpAction;
+/** on_tcp_connect: closes the connection, as deny does. */
+export interface CloseConnectionAction {
+  type: 'close-connection';
+  config: null;
+}
+
+export type ValidatedAction = LogAction | RestrictIpsAction | CloseConnectionAction | HttpAction;
 
 export interface ValidatedRule {
   /** null when the rule has no `name`. */

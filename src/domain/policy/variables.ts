@@ -94,6 +94,7 @@ const HTTP_ACTION_RESULTS = {
   url_rewrite: { url: 'string' },
   custom_response: { status_code: 'int' },
   compress: { already_compressed: 'bool', negotiated_algorithm: 'string' },
+  verify_webhook: { verified: 'bool', provider: 'string', error: ERROR },
 } as const;
 
 export const HTTP_REQUEST_VARIABLES = {

@@ -75,6 +75,28 @@ export class ConnectionSink {
     return new PublicConnection(proto, socket, this, server);
   }
 
+  /**
+   * One line per HTTP request through an endpoint: its status (null when no answer was sent, or it
+   * was relayed as bytes: `relayed`), duration and the policy actions taken on it. The path is logged without its query,
+   * which may carry tokens.
+   */
+  request(conn: PublicConnection, request: { method: string; path: string; status: number | null; relayed: boolean; startedAt: number; actions: readonly string[] }): void {
+    this.logger.info(
+      {
+        event: 'http_request',
+        conn_id: conn.id,
+        endpoint_id: conn.endpointId ?? null,
+        method: request.method,
+        path: request.path,
+        status: request.status,
+        ...(request.relayed ? { relayed: true } : {}),
+        duration_ms: Date.now() - request.startedAt,
+        ...(request.actions.length > 0 ? { policy_actions: request.actions } : {}),
+      },
+      'http request',
+    );
+  }
+
   ended(conn: PublicConnection): void {
     const bytesIn = conn.socket.bytesRead;
     const bytesOut = conn.socket.bytesWritten;

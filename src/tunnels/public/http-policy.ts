@@ -55,10 +55,13 @@ export class HttpPolicy {
     req: http.IncomingMessage,
     scheme: 'http' | 'https',
     headers: string[],
+    body: Buffer | undefined,
+    /** Collects `phase:type` of each action taken on this request (the request's log line). */
+    taken: string[],
   ): RequestOutcome {
-    const context = this.context(conn, pool, req, scheme, headers);
+    const context = this.context(conn, pool, req, scheme, headers, body);
     const decision = evaluateHttpRequest(program, context);
-    this.record(conn, decision);
+    this.record(conn, decision, taken);
     const sent = { headers: decision.headers, target: decision.target };
     const judged = program.phases.on_http_response.length > 0;
     const respond = !judged && decision.breakers.length === 0
@@ -67,7 +70,7 @@ export class HttpPolicy {
           recordAnswer(context, decision, status, Date.now());
           if (!judged) return { headers: answerHeaders };
           const after = evaluateHttpResponse(program, context, sent, { status, headers: answerHeaders }, decision.vars);
-          this.record(conn, after);
+          this.record(conn, after, taken);
           return after.answer ?? { headers: after.headers, compress: after.compress };
         };
     if (decision.answer) {
@@ -80,7 +83,7 @@ export class HttpPolicy {
     return { kind: 'forward', headers: decision.headers, target: decision.target, respond };
   }
 
-  private context(conn: PublicConnection, pool: EndpointPool, req: http.IncomingMessage, scheme: 'http' | 'https', headers: string[]): HttpPolicyContext {
+  private context(conn: PublicConnection, pool: EndpointPool, req: http.IncomingMessage, scheme: 'http' | 'https', headers: string[], body: Buffer | undefined): HttpPolicyContext {
     let buckets = this.buckets.get(pool);
     if (!buckets) this.buckets.set(pool, (buckets = new RateBuckets()));
     let breakers = this.breakers.get(pool);
@@ -88,21 +91,57 @@ export class HttpPolicy {
     const now = Date.now();
     return {
       connection: policyConnection(conn, this.region, endpointOfPool(pool), now),
-      request: { method: req.method ?? 'GET', target: req.url ?? '/', version: req.httpVersion, scheme, headers, receivedAt: now },
+      request: { method: req.method ?? 'GET', target: req.url ?? '/', version: req.httpVersion, scheme, headers, receivedAt: now, ...(body ? { body } : {}) },
       buckets,
       breakers,
     };
   }
 
-  /** Each action taken: counted by type and phase, listed in the connection's log line; logs and errors too. */
-  private record(conn: PublicConnection, decision: HttpDecision): void {
+  /** Each action taken: counted by type and phase, listed in the connection's and the request's log lines; logs and errors too. */
+  private record(conn: PublicConnection, decision: HttpDecision, actions: string[]): void {
     for (const taken of decision.taken) {
       this.metrics?.observePolicyAction(taken.type, taken.phase);
       conn.policyActions.push(`${taken.phase}:${taken.type}`);
+      actions.push(`${taken.phase}:${taken.type}`);
     }
     for (const metadata of decision.logs) conn.policyLogs.push(metadata);
     for (const error of decision.errors) conn.policyErrors.push(`rule ${error.rule} ${error.at}: ${error.message}`);
   }
+}
+
+/** Whether the request phase verifies webhooks, which needs each request's whole body before it runs. */
+export function readsBody(program: PolicyProgram): boolean {
+  return program.phases.on_http_request.some((rule) => rule.actions.some((action) => action.type === 'verify-webhook'));
+}
+
+/** The request's whole body, or undefined (and the request left unread) once it passes `max` bytes. */
+export function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) {
+        req.off('data', onData);
+        req.pause();
+        chunks.length = 0;
+        resolve(undefined);
+      } else chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', reject);
+    req.once('close', () => reject(new Error('the client went away before its body was read')));
+  });
+}
+
+/** Header lines without Content-Length and Transfer-Encoding (a body read whole is framed anew). */
+export function withoutFraming(headers: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < headers.length; i += 2) {
+    if (!/^(content-length|transfer-encoding)$/i.test(headers[i]!)) kept.push(headers[i]!, headers[i + 1]!);
+  }
+  return kept;
 }
 
 /** An answer an action made, framed by Node (its own Content-Length). */

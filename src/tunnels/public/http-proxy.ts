@@ -15,7 +15,8 @@ import { relayUpgrade } from './upgrade.js';
 import { MAX_PIPELINED, UpstreamChannel, type ChannelHooks } from './upstream.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 import { httpProgram } from '../../domain/tunnels/connection-policy.js';
-import { answerBytes, hasHttpPhases, writeAnswer, type HttpPolicy, type RequestOutcome } from './http-policy.js';
+import { answerBytes, hasHttpPhases, readBody, readsBody, withoutFraming, writeAnswer, type HttpPolicy, type RequestOutcome } from './http-policy.js';
+import { WEBHOOK_MAX_BODY_BYTES, type PolicyProgram } from '../../domain/policy/index.js';
 import { captureExchange, type InspectionSink } from './capture.js';
 import { REPLAY_HEADER } from '../../domain/inspection/replay.js';
 
@@ -53,6 +54,8 @@ interface ConnState {
   readonly admitted: Set<string>;
   /** The latest request's answer (Node's `_httpMessage`, kept here), or `relayed` once a last request's answer is being relayed as bytes. */
   answer: http.ServerResponse | 'relayed' | undefined;
+  /** Set once a request waited for its body (verify-webhook): later requests queue behind it, in order. */
+  queue?: Promise<void>;
 }
 
 export class HttpProxy {
@@ -97,7 +100,25 @@ export class HttpProxy {
       res.destroy();
       return;
     }
+    // A failure ends its own request only: the requests queued behind it are still served.
+    if (state.queue) {
+      state.queue = state.queue.then(() => this.serve(state, req, res)).catch(() => void res.destroy());
+      return;
+    }
+    const pending = this.serve(state, req, res);
+    if (pending) state.queue = pending.catch(() => void res.destroy());
+  }
+
+  /** One request; a promise when it waits for its body before anything goes to the agent. */
+  private serve(state: ConnState, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> | undefined {
+    if (res.destroyed) return undefined;
     state.conn.requests++;
+    const actions: string[] = [];
+    const startedAt = Date.now();
+    res.once('close', () => {
+      const path = (req.url ?? '').split('?', 1)[0]!;
+      this.options.sink.request(state.conn, { method: req.method ?? '', path, status: res.headersSent ? res.statusCode : null, relayed: state.answer === 'relayed', startedAt, actions });
+    });
     const previous = state.answer;
     state.answer = res;
     // RFC 9112 §3.2: a request with two Host lines is refused (the local server might read the other)
@@ -130,18 +151,38 @@ export class HttpProxy {
       this.relayLast(state, pool, req, res, host!);
       return;
     }
-    const chunked = req.headers['transfer-encoding'] !== undefined;
+    if (policed && readsBody(program) && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined)) {
+      return readBody(req, WEBHOOK_MAX_BODY_BYTES).then(
+        (body) => {
+          if (body !== undefined) return this.forward(state, pool, req, res, host!, program, body, actions, observeBody);
+          state.conn.outcome = 'body_too_large';
+          answerAndClose(res, 413, `The request body is over ${WEBHOOK_MAX_BODY_BYTES} bytes, the most this endpoint reads to verify a webhook.\n`);
+        },
+        () => void res.destroy(),
+      );
+    }
+    this.forward(state, pool, req, res, host!, policed ? program : undefined, undefined, actions, observeBody);
+    return undefined;
+  }
+
+  /** The request to the agent (after the request phase, when the endpoint has one); `body` when it was read whole. */
+  private forward(state: ConnState, pool: EndpointPool, req: http.IncomingMessage, res: http.ServerResponse, host: string, program: PolicyProgram | undefined, body: Buffer | undefined, actions: string[], observeBody: ((chunk: Buffer) => void) | undefined): void {
+    const chunked = body === undefined && req.headers['transfer-encoding'] !== undefined;
     let headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', false);
+    // A body read whole goes with its length, however the client framed it.
+    if (body !== undefined) headers = [...withoutFraming(headers), 'Content-Length', String(body.length)];
     let target = req.url!;
     let respond: Extract<RequestOutcome, { kind: 'forward' }>['respond'];
-    if (policed) {
-      const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers);
+    if (program) {
+      const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers, body, actions);
       if (outcome.kind === 'answer') return void writeAnswer(res, outcome.answer);
       ({ headers, target, respond } = outcome);
     }
     // as node:http's client: a POST, PUT, PATCH … without a body says so
-    if (!chunked && req.headers['content-length'] === undefined && !BODILESS_METHODS.has(req.method!)) headers.push('Content-Length', '0');
-    const exchange = { req, res, head: requestHead(req, headers, '1.1', target), chunked, host: host!, observeBody, ...(respond ? { respond } : {}) };
+    if (body === undefined && !chunked && req.headers['content-length'] === undefined && !BODILESS_METHODS.has(req.method!)) headers.push('Content-Length', '0');
+    // a body read whole (verify-webhook) is not streamed: the inspector gets it here
+    if (body !== undefined) observeBody?.(body);
+    const exchange = { req, res, head: requestHead(req, headers, '1.1', target), chunked, host, observeBody, ...(respond ? { respond } : {}), ...(body ? { body } : {}) };
     if (!this.channelFor(state, pool).send(exchange)) {
       // after the answers owed (Node writes them in order); Node's server stops reading once the
       // queued 503s pass the socket's buffer, so what a client pipelines beyond stays bounded
@@ -232,7 +273,7 @@ export class HttpProxy {
     // The request phase runs on an upgrade's request too (a deny must hold for WebSockets); the
     // answer's bytes are relayed, so the response phase does not see a 101 (docs/DECISIONS.md).
     if (hasHttpPhases(program)) {
-      const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers);
+      const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers, undefined, []);
       if (outcome.kind === 'answer') return void socket.end(answerBytes(outcome.answer));
       ({ headers, target } = outcome);
     }

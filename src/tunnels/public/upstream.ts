@@ -39,6 +39,8 @@ export interface Exchange {
   readonly host: string;
   /** The traffic inspector's copy of the request body, when capture is on (capture.ts). */
   readonly observeBody?: ((chunk: Buffer) => void) | undefined;
+  /** The whole body, when it was read before the request phase (verify-webhook); the head then says its length. */
+  readonly body?: Buffer;
   /**
    * The endpoint's on_http_response phase, when it has one: the answer's status and headers (as
    * the client would get them) → the headers to send, or an answer to send instead (the agent's
@@ -163,6 +165,11 @@ class Leg {
     this.informationals = 0;
     this.stream.write(exchange.head);
     const { req } = exchange;
+    if (exchange.body !== undefined) {
+      if (exchange.body.length > 0) this.stream.write(exchange.body);
+      this.bodySent = true;
+      return;
+    }
     this.bodySent = req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
     if (!this.bodySent) this.sendBody(exchange);
   }

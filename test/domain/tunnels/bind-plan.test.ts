@@ -224,3 +224,13 @@ test('bind plan: options served as rules (HTTP-POLICY.md §4) pass on http and h
   assert.equal(refused.code, 301);
   assert.match(refused.message, /BasicAuth/);
 });
+
+test('bind plan: WebhookVerification is served as a rule on http and https, refused by name on tcp', () => {
+  const webhook = { WebhookVerification: { provider: 'github', secret: 'gh-secret' } };
+  accepted(plan({ proto: 'https', otherOptions: ['WebhookVerification'], endpointOptions: webhook }));
+  accepted(plan({ proto: 'http', otherOptions: ['WebhookVerification'], endpointOptions: webhook }));
+  const refused = refusalOf(plan({ proto: 'tcp', hostname: '', otherOptions: ['WebhookVerification'], endpointOptions: webhook }));
+  assert.equal(refused.code, 301);
+  assert.match(refused.message, /WebhookVerification/);
+  assert.doesNotMatch(refused.message, /gh-secret/);
+});

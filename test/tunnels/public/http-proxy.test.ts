@@ -118,8 +118,10 @@ function describe404and502(): void {
     const answer = await get('busy.example');
     assert.equal(answer.status, 502);
     assert.match(answer.body, /busy\.example/);
-    for (let i = 0; i < 50 && !lines.some((line) => line.endpoint_id === 'ep_busy'); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    const line = lines.find((entry) => entry.endpoint_id === 'ep_busy');
+    for (let i = 0; i < 50 && !lines.some((line) => line.event === 'public_connection' && line.endpoint_id === 'ep_busy'); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    // the connection's line (each request has its own http_request line too)
+    const line = lines.find((entry) => entry.event === 'public_connection' && entry.endpoint_id === 'ep_busy');
+    assert.equal(lines.find((entry) => entry.event === 'http_request' && entry.endpoint_id === 'ep_busy')?.status, 502);
     assert.equal(line?.verdict, 'unrouted');
     assert.equal(line?.requests, 1);
   });
