@@ -58,8 +58,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   const live = new LiveObjectService(new SqlLiveObjectReader(store), deps.sessionControl ?? queuedControl(new SqlTunnelRepository(store)), groupRepository);
 
   const tunnels = config.tunnels;
-  // ACME (CERTIFICATES.md §1) is not configured in this version
-  const reservationSettings = { region: tunnels.region, edgeDomain: tunnels.edgeDomain, publicHost: tunnels.edgePublicHost, tcpPorts: tunnels.edgeTcpPorts, acmeConfigured: false };
+  const reservationSettings = { region: tunnels.region, edgeDomain: tunnels.edgeDomain, publicHost: tunnels.edgePublicHost, tcpPorts: tunnels.edgeTcpPorts, acmeConfigured: tunnels.acme !== undefined };
   const reservedDomains = new ReservedDomainService(new SqlReservedDomainRepository(store), reservationSettings);
   const reservedAddrs = new ReservedAddrService(new SqlReservedAddrRepository(store), reservationSettings);
 

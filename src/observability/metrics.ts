@@ -48,6 +48,7 @@ export class Metrics {
     'burrow_public_connections_denied_total',
     'Public connections closed by a policy, by the action that closed them (deny, restrict-ips, ip-restriction).',
   );
+  readonly acmeOrders = new Counter('burrow_acme_orders_total', 'ACME certificate orders and renewals, by result (issued, failed).');
   private dataPlaneGauges: CallbackGauge[] = [];
   private readonly families: { snapshot(): FamilySnapshot }[] = [
     this.httpRequests,
@@ -59,11 +60,17 @@ export class Metrics {
     this.binds,
     this.policyDuration,
     this.deniedConnections,
+    this.acmeOrders,
   ];
 
   /** One bind (or labeled tunnel) and its result: `ok` or the refusal's error code. */
   observeBind(result: string): void {
     this.binds.get(result, () => ({ result })).inc();
+  }
+
+  /** One ACME order (or renewal) and its result. */
+  observeAcmeOrder(result: string): void {
+    this.acmeOrders.get(result, () => ({ result })).inc();
   }
 
   /** One policy evaluation; `deniedBy` names the action when it closed the connection. */

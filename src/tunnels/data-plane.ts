@@ -18,6 +18,8 @@ import { CertificateRenewal } from './tls/renewal.js';
 import { EdgeCertificates } from './public/edge-certificates.js';
 import { BindReservations, type ReservationReader } from '../domain/reservations/bind-check.js';
 import { ReservationWatch } from './agents/reservation-watch.js';
+import type { AcmeRepository } from '../domain/acme/types.js';
+import { acmeCertificates, orderOnBind } from './tls/acme/setup.js';
 
 export interface DataPlaneOptions {
   readonly config: TunnelConfig;
@@ -30,6 +32,8 @@ export interface DataPlaneOptions {
   readonly edgeRoutes?: EdgeRouteReader;
   /** Reserved domains and addresses; without them every name is first-come. */
   readonly reservations?: ReservationReader;
+  /** ACME state (CERTIFICATES.md §1); used when ACME_DIRECTORY_URL is set. */
+  readonly acme?: AcmeRepository;
 }
 
 /** The listeners and background work of the data plane, for app/ to start and stop. */
@@ -91,7 +95,9 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   const loadEdgeTls = () => edgeTlsMaterial({ tlsDir: config.tlsDir, certFile: config.edgeTlsCert, keyFile: config.edgeTlsKey, edgeDomain: config.edgeDomain });
   const edgeTls = config.edgeTlsPort > 0 ? await loadEdgeTls() : undefined;
   for (const warning of edgeTls?.warnings ?? []) logger.warn({ warning }, 'edge TLS certificate');
-  const edgeCertificates = edgeTls ? new EdgeCertificates(edgeTls) : undefined;
+  const acme = options.acme ? await acmeCertificates(config, options.acme, registry, options.instanceId, logger, options.metrics) : undefined;
+  const edgeCertificates = edgeTls ? new EdgeCertificates(edgeTls, acme) : undefined;
+  if (acme && edgeCertificates) orderOnBind(acme, registry, (name) => edgeCertificates.covers(name));
   const renewal = new CertificateRenewal(
     [
       { name: 'agent', current: material.cert, load: loadAgentTls, apply: ({ cert, key }) => agentListener.replaceCertificate(cert, key) },
@@ -110,6 +116,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     edges: options.edgeRoutes ? new EdgeRouting(options.edgeRoutes, registry, options.maxPolicyRules, logger, config.edgePublicTlsPort) : undefined,
     logger,
     metrics: options.metrics,
+    acme,
   });
   options.metrics?.gaugeDataPlane({
     sessions: () => sessions.size,
@@ -130,12 +137,14 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     deliverLocally: (sessionId, command) => commands.deliverLocally(sessionId, command),
     caNotice,
     startBackground() {
+      void acme?.start();
       revocation.start();
       reservationWatch?.start();
       commands.start();
       renewal.start();
     },
     stopBackground() {
+      acme?.stop();
       revocation.stop();
       reservationWatch?.stop();
       commands.stop();

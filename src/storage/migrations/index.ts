@@ -6,6 +6,7 @@ import { rateLimitCounts } from './003_rate_limit_counts.js';
 import { tunnels } from './004_tunnels.js';
 import { tunnelGroups } from './005_tunnel_groups.js';
 import { reservedNames } from './010_reserved_names.js';
+import { acme } from './012_acme.js';
 
 /** Every migration in order. Names are permanent: they are recorded in kysely_migration. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -16,5 +17,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '004_tunnels': tunnels(dialect),
     '005_tunnel_groups': tunnelGroups(dialect),
     '010_reserved_names': reservedNames(dialect),
+    '012_acme': acme(dialect),
   };
 }

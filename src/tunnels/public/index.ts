@@ -13,6 +13,7 @@ import { noDelayFromSecondWrite, splice } from './splice.js';
 import { PolicyGate, endpointOfPool, type PolicyMetrics } from './policy-gate.js';
 import { TcpEndpoints } from './tcp-endpoints.js';
 import { TlsPort } from './tls-port.js';
+import type { AcmeChallenges } from './acme-challenges.js';
 
 export type { EdgeRoute } from '../registry.js';
 export { MAX_PROXY_STREAMS_PER_AGENT } from './opener.js';
@@ -38,6 +39,8 @@ export interface PublicTrafficOptions {
   readonly edges?: EdgeResolver;
   readonly logger: Logger;
   readonly metrics?: ConnectionMetrics & PolicyMetrics;
+  /** With ACME on: the challenges the HTTP and TLS ports answer. */
+  readonly acme?: AcmeChallenges | undefined;
 }
 
 /** Builds the public listeners and installs the TCP port hooks into the registry. */
@@ -91,6 +94,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       opener,
       gate,
       sink,
+      acme: options.acme,
     });
     proxy.server.on('connection', track);
     listeners.push(serverListener('edge-http', proxy.server, options.host, options.httpPort, 'http', sockets, () => proxy.server.closeIdleConnections()));
@@ -114,6 +118,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       sink,
       certificates: options.edgeCertificates,
       https,
+      acme: options.acme,
     });
     port.server.on('connection', track);
     listeners.push(serverListener('edge-tls', port.server, options.host, options.tlsPort, 'tls', sockets, () => https.server.closeIdleConnections()));

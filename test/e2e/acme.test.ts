@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type net from 'node:net';
+import { after, before, test } from 'node:test';
+import tls from 'node:tls';
+import type ngrok from '@ngrok/ngrok';
+import { freePorts, waitFor } from '../helpers/data-plane.js';
+import { pebbleMissing, startPebble, type Pebble } from '../helpers/pebble.js';
+import { cleanupProcesses, makeTempDir, tempDatabaseUrl } from '../helpers/server-process.js';
+import { connectAgent, createToken, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
+
+/**
+ * ACME against pebble on loopback (CERTIFICATES.md §1, §3): burrow answers pebble's validations
+ * on its own ports, and a client that trusts only pebble's root verifies what an HTTPS endpoint
+ * serves. One pebble for the file: its validation ports are burrow's, reused by each start.
+ */
+
+const skip = pebbleMissing();
+let pebble: Pebble;
+let httpPort: number;
+let tlsPort: number;
+let local: http.Server;
+let localUrl: string;
+
+before(async () => {
+  if (skip) return;
+  [httpPort, tlsPort] = (await freePorts(2)) as [number, number];
+  pebble = await startPebble(httpPort, tlsPort);
+  local = http.createServer((_req, res) => res.end('hello through ACME'));
+  await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
+  localUrl = `http://127.0.0.1:${(local.address() as net.AddressInfo).port}`;
+});
+
+after(async () => {
+  local?.close();
+  await cleanupProcesses();
+  await pebble?.stop();
+});
+
+interface Burrow {
+  databaseUrl: string;
+  tlsDir: string;
+  /** The first start's BOOTSTRAP_API_KEY, kept for a restart. */
+  apiKey?: string;
+}
+
+async function startBurrow(state: Burrow, challenges: string): Promise<TrafficServer> {
+  const server = await startDataPlane({
+    databaseUrl: state.databaseUrl,
+    ...(state.apiKey ? { bootstrapApiKey: state.apiKey } : {}),
+    env: {
+      EDGE_HTTP_PORT: String(httpPort),
+      EDGE_TLS_PORT: String(tlsPort),
+      TLS_DIR: state.tlsDir,
+      ACME_DIRECTORY_URL: pebble.directoryUrl,
+      ACME_EMAIL: 'ops@example.com',
+      ACME_CHALLENGES: challenges,
+      NODE_EXTRA_CA_CERTS: pebble.trustFile,
+    },
+  });
+  state.apiKey = server.apiKey;
+  return Object.assign(server, { httpPort, tlsPort, tlsDir: state.tlsDir, caPath: `${state.tlsDir}/ca.pem` });
+}
+
+function handshake(servername: string, ca: string | undefined): Promise<tls.TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: '127.0.0.1', port: tlsPort, servername, ca, rejectUnauthorized: ca !== undefined, timeout: 10_000 }, () => resolve(socket));
+    socket.once('error', reject);
+    socket.once('timeout', () => reject(new Error('timeout')));
+  });
+}
+
+/** A GET through the HTTPS endpoint, trusting only `ca`. */
+async function getOver(name: string, ca: string): Promise<{ status: number; body: string; serial: string }> {
+  const socket = await handshake(name, ca);
+  const serial = socket.getPeerCertificate().serialNumber;
+  return new Promise((resolve, reject) => {
+    const req = http.request({ createConnection: () => socket, host: name, path: '/', headers: { host: name } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, serial }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function orders(server: TrafficServer, name?: string): Record<string, unknown>[] {
+  return server.logs().filter((line) => line.event === 'acme_order' && (name === undefined || line.name === name));
+}
+
+async function issued(server: TrafficServer, name: string): Promise<Record<string, unknown>> {
+  return waitFor(`the ACME order of ${name}`, () => orders(server, name).find((line) => line.result === 'issued') ?? (orders(server, name).find((line) => line.result === 'failed') && assert.fail(JSON.stringify(orders(server, name)))), 60_000);
+}
+
+let alpnState: Burrow;
+let alpnSerial: string;
+
+test('tls-alpn-01: binding an HTTPS endpoint orders its name; a client trusting only pebble verifies it', { skip, timeout: 120_000 }, async () => {
+  alpnState = { databaseUrl: tempDatabaseUrl(), tlsDir: makeTempDir('burrow-tls-') };
+  const server = await startBurrow(alpnState, 'tls-alpn-01');
+  let session: ngrok.Session | undefined;
+  try {
+    session = await connectAgent(server, await createToken(server));
+    const listener = await session.httpEndpoint().domain('alpn.example.com').listenAndForward(localUrl);
+    assert.equal(listener.url(), `https://alpn.example.com:${tlsPort}`);
+    const line = await issued(server, 'alpn.example.com');
+    assert.equal(line.renewal, false);
+    const root = await pebble.root();
+    const answer = await getOver('alpn.example.com', root);
+    assert.equal(answer.status, 200);
+    assert.equal(answer.body, 'hello through ACME');
+    alpnSerial = answer.serial;
+    // burrow's private CA is not what is served for it any more
+    await assert.rejects(handshake('alpn.example.com', (await import('node:fs')).readFileSync(server.caPath, 'utf8')), /unable to|self[- ]signed|certificate/i);
+
+    // a name burrow does not serve: refused at the handshake, and never ordered
+    await assert.rejects(handshake('nobody.example.com', root), /unrecognized name/i);
+    // nor a ClientHello asking for the ACME protocol for it
+    const probe = tls.connect({ host: '127.0.0.1', port: tlsPort, servername: 'other.example.com', ALPNProtocols: ['acme-tls/1'], rejectUnauthorized: false });
+    await assert.rejects(new Promise((resolve, reject) => probe.once('secureConnect', resolve).once('error', reject)));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.deepEqual(orders(server).map((entry) => entry.name), ['alpn.example.com']);
+
+    const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+    assert.match(metrics, /burrow_acme_orders_total\{result="issued"\} 1/);
+    await listener.close();
+  } finally {
+    await session?.close().catch(() => {});
+    await server.stop();
+  }
+});
+
+test('a restart serves the stored certificate without a new order', { skip, timeout: 120_000 }, async () => {
+  assert.ok(alpnState, 'runs after the tls-alpn-01 test');
+  const server = await startBurrow(alpnState, 'tls-alpn-01');
+  let session: ngrok.Session | undefined;
+  try {
+    session = await connectAgent(server, await createToken(server));
+    await session.httpEndpoint().domain('alpn.example.com').listenAndForward(localUrl);
+    const answer = await getOver('alpn.example.com', await pebble.root());
+    assert.equal(answer.status, 200);
+    assert.equal(answer.serial, alpnSerial);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.deepEqual(orders(server), []);
+  } finally {
+    await session?.close().catch(() => {});
+    await server.stop();
+  }
+});
+
+test('http-01: the challenge is answered on the HTTP port before any routing', { skip, timeout: 120_000 }, async () => {
+  const server = await startBurrow({ databaseUrl: tempDatabaseUrl(), tlsDir: makeTempDir('burrow-tls-') }, 'http-01');
+  let session: ngrok.Session | undefined;
+  try {
+    session = await connectAgent(server, await createToken(server));
+    // an unknown token is a 404 from burrow itself, not the offline page of an endpoint
+    const missing = await fetch(`http://127.0.0.1:${httpPort}/.well-known/acme-challenge/unknown-token`, { headers: { host: 'whatever.example.com' } });
+    assert.equal(missing.status, 404);
+    assert.equal(missing.headers.get('ngrok-error-code'), null);
+    assert.equal(await missing.text(), 'No such ACME challenge.\n');
+
+    await session.httpEndpoint().domain('http01.example.com').listenAndForward(localUrl);
+    await issued(server, 'http01.example.com');
+    const answer = await getOver('http01.example.com', await pebble.root());
+    assert.equal(answer.status, 200);
+    assert.equal(answer.body, 'hello through ACME');
+  } finally {
+    await session?.close().catch(() => {});
+    await server.stop();
+  }
+});
