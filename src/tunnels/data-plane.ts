@@ -95,9 +95,11 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   const loadEdgeTls = () => edgeTlsMaterial({ tlsDir: config.tlsDir, certFile: config.edgeTlsCert, keyFile: config.edgeTlsKey, edgeDomain: config.edgeDomain });
   const edgeTls = config.edgeTlsPort > 0 ? await loadEdgeTls() : undefined;
   for (const warning of edgeTls?.warnings ?? []) logger.warn({ warning }, 'edge TLS certificate');
-  const acme = options.acme ? await acmeCertificates(config, options.acme, registry, options.instanceId, logger, options.metrics) : undefined;
+  // names the edge certificate covers get it, not an ACME one (the closure runs once both exist)
+  const covered = (name: string): boolean => edgeCertificates?.covers(name) ?? false;
+  const acme = options.acme ? await acmeCertificates(config, options.acme, registry, options.instanceId, logger, options.metrics, covered) : undefined;
   const edgeCertificates = edgeTls ? new EdgeCertificates(edgeTls, acme) : undefined;
-  if (acme && edgeCertificates) orderOnBind(acme, registry, (name) => edgeCertificates.covers(name));
+  if (acme) orderOnBind(acme, registry, covered);
   const renewal = new CertificateRenewal(
     [
       { name: 'agent', current: material.cert, load: loadAgentTls, apply: ({ cert, key }) => agentListener.replaceCertificate(cert, key) },

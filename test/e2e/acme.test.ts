@@ -6,7 +6,7 @@ import tls from 'node:tls';
 import type ngrok from '@ngrok/ngrok';
 import { freePorts, waitFor } from '../helpers/data-plane.js';
 import { pebbleMissing, startPebble, type Pebble } from '../helpers/pebble.js';
-import { cleanupProcesses, makeTempDir, tempDatabaseUrl } from '../helpers/server-process.js';
+import { api, cleanupProcesses, makeTempDir, tempDatabaseUrl } from '../helpers/server-process.js';
 import { connectAgent, createToken, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
 
 /**
@@ -166,6 +166,29 @@ test('http-01: the challenge is answered on the HTTP port before any routing', {
     const answer = await getOver('http01.example.com', await pebble.root());
     assert.equal(answer.status, 200);
     assert.equal(answer.body, 'hello through ACME');
+  } finally {
+    await session?.close().catch(() => {});
+    await server.stop();
+  }
+});
+
+test('a reserved domain with a certificate management policy is ordered before any endpoint binds it; one without is not', { skip, timeout: 150_000 }, async () => {
+  const server = await startBurrow({ databaseUrl: tempDatabaseUrl(), tlsDir: makeTempDir('burrow-tls-') }, 'tls-alpn-01');
+  let session: ngrok.Session | undefined;
+  try {
+    const policy = { authority: 'letsencrypt', private_key_type: 'ecdsa' };
+    const managed = await api(server, 'POST', '/reserved_domains', { body: { domain: 'reserved.example.com', certificate_management_policy: policy } });
+    assert.equal(managed.status, 201, managed.text);
+    // ACME is configured: no ACME_NOT_CONFIGURED job
+    assert.notEqual(managed.body.certificate_management_status?.provisioning_job?.error_code, 'ACME_NOT_CONFIGURED');
+    assert.equal((await api(server, 'POST', '/reserved_domains', { body: { domain: 'plain.example.com' } })).status, 201);
+    // the data plane's sweep (every minute) picks the reservation up
+    await waitFor('the reserved domain ordered', () => orders(server, 'reserved.example.com').find((line) => line.result === 'issued'), 90_000);
+    session = await connectAgent(server, await createToken(server));
+    await session.httpEndpoint().domain('reserved.example.com').listenAndForward(localUrl);
+    const answer = await getOver('reserved.example.com', await pebble.root());
+    assert.equal(answer.body, 'hello through ACME');
+    assert.deepEqual(orders(server).map((line) => line.name), ['reserved.example.com']);
   } finally {
     await session?.close().catch(() => {});
     await server.stop();

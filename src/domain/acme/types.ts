@@ -24,6 +24,8 @@ export interface AcmeRepository {
   account(directoryUrl: string): Promise<AcmeAccountRow | undefined>;
   /** Stores the account unless one exists for the directory already; returns the stored one. */
   saveAccount(account: AcmeAccountRow): Promise<AcmeAccountRow>;
+  /** Reserved domains with a certificate management policy (no wildcards: those need dns-01). */
+  managedNames(): Promise<string[]>;
   certificate(name: string): Promise<AcmeCertificateRow | undefined>;
   /** Every row, for the renewal sweep and to load what other instances obtained. */
   certificates(): Promise<AcmeCertificateRow[]>;

@@ -21,6 +21,9 @@ export class SqlAcmeRepository implements AcmeRepository {
           .values({ directory_url: param('directory'), key_sealed: param('key'), account_url: param<string | null>('url') })
           .onConflict((c) => c.column('directory_url').doNothing()),
       ),
+      managed: store.prepare(
+        db.selectFrom('reserved_domains').select('domain').where('certificate_policy', 'is not', null).where('domain', 'not like', '*.%').orderBy('domain'),
+      ),
       certificate: store.prepare(db.selectFrom('acme_certificates').select(CERTIFICATE_COLUMNS).where('name', '=', param('name'))),
       certificates: store.prepare(db.selectFrom('acme_certificates').select(CERTIFICATE_COLUMNS).orderBy('name')),
       insertName: store.prepare(
@@ -82,6 +85,10 @@ export class SqlAcmeRepository implements AcmeRepository {
   async saveAccount(account: AcmeAccountRow): Promise<AcmeAccountRow> {
     await this.statements.insertAccount.run({ directory: account.directoryUrl, key: account.keySealed, url: account.accountUrl });
     return (await this.account(account.directoryUrl)) ?? account;
+  }
+
+  async managedNames(): Promise<string[]> {
+    return (await this.statements.managed.all({})).map((row) => row.domain);
   }
 
   async certificate(name: string): Promise<AcmeCertificateRow | undefined> {

@@ -26,8 +26,10 @@ export interface AcmeCertificatesOptions {
   readonly owner: string;
   /** The challenge types this instance can answer (its ports), in order of preference. */
   readonly challenges: readonly AcmeChallengeType[];
-  /** Whether burrow serves `name` now: only such names are ordered and renewed. */
+  /** Whether burrow serves `name` now: only such names (and reserved domains with a certificate policy) are ordered and renewed. */
   readonly serves: (name: string) => boolean;
+  /** Names the edge certificate covers: never ordered. */
+  readonly covered: (name: string) => boolean;
   readonly logger: Logger;
   readonly observeOrder?: (result: 'issued' | 'failed') => void;
 }
@@ -106,8 +108,10 @@ export class AcmeCertificates {
   /** Serves what the database holds, and orders what is due for the names still served. */
   async sweep(): Promise<void> {
     let rows: AcmeCertificateRow[];
+    let managed: Set<string>;
     try {
       rows = await this.options.repository.certificates();
+      managed = new Set((await this.options.repository.managedNames()).filter((name) => !this.options.covered(name)));
     } catch (err) {
       this.options.logger.warn({ err }, 'ACME: cannot read the stored certificates; the next sweep tries again');
       return;
@@ -115,8 +119,11 @@ export class AcmeCertificates {
     const now = Date.now();
     for (const row of rows) {
       this.install(row);
-      if (row.orderAt <= now && this.options.serves(row.name)) void this.want(row.name).catch(() => {});
+      // renewals stop for names no longer served nor reserved with a policy
+      if (row.orderAt <= now && (this.options.serves(row.name) || managed.has(row.name))) void this.want(row.name).catch(() => {});
+      managed.delete(row.name);
     }
+    for (const name of managed) void this.want(name).catch(() => {});
   }
 
   private install(row: AcmeCertificateRow): boolean {

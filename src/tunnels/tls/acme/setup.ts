@@ -16,6 +16,7 @@ export async function acmeCertificates(
   owner: string,
   logger: Logger,
   metrics: Metrics | undefined,
+  covered: (name: string) => boolean,
 ): Promise<AcmeCertificates | undefined> {
   if (!config.acme) return undefined;
   if (config.edgeTlsPort === 0) throw new TlsConfigError('ACME_DIRECTORY_URL is set but EDGE_TLS_PORT=0: ACME certificates are served on the TLS port');
@@ -30,12 +31,13 @@ export async function acmeCertificates(
     owner,
     challenges,
     serves: (name) => https.exact(name) !== undefined,
+    covered,
     logger,
     observeOrder: metrics ? (result) => metrics.observeAcmeOrder(result) : undefined,
   });
 }
 
-/** An https endpoint's own name is ordered when its first tunnel binds, unless `covered` (the edge certificate's). */
+/** An https endpoint's own name is ordered when its first tunnel binds, unless the edge certificate covers it. */
 export function orderOnBind(acme: AcmeCertificates, registry: TunnelRegistry, covered: (name: string) => boolean): void {
   registry.poolOpened = (url) => {
     if (!url.startsWith('https://')) return;
