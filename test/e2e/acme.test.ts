@@ -184,6 +184,9 @@ test('a reserved domain with a certificate management policy is ordered before a
     assert.equal((await api(server, 'POST', '/reserved_domains', { body: { domain: 'plain.example.com' } })).status, 201);
     // the data plane's sweep (every minute) picks the reservation up
     await waitFor('the reserved domain ordered', () => orders(server, 'reserved.example.com').find((line) => line.result === 'issued'), 90_000);
+    const status = (await api(server, 'GET', `/reserved_domains/${managed.body.id}`)).body.certificate_management_status;
+    assert.match(status?.renews_at ?? '', /^\d{4}-\d\d-\d\dT/);
+    assert.equal(status?.provisioning_job, null);
     session = await connectAgent(server, await createToken(server));
     await session.httpEndpoint().domain('reserved.example.com').listenAndForward(localUrl);
     const answer = await getOver('reserved.example.com', await pebble.root());

@@ -27,6 +27,7 @@ export interface AcmeRepository {
   /** Reserved domains with a certificate management policy (no wildcards: those need dns-01). */
   managedNames(): Promise<string[]>;
   certificate(name: string): Promise<AcmeCertificateRow | undefined>;
+  certificatesNamed(names: readonly string[]): Promise<AcmeCertificateRow[]>;
   /** Every row, for the renewal sweep and to load what other instances obtained. */
   certificates(): Promise<AcmeCertificateRow[]>;
   /**

@@ -100,6 +100,12 @@ export class SqlAcmeRepository implements AcmeRepository {
     return (await this.statements.certificates.all({})).map(certificateOf);
   }
 
+  async certificatesNamed(names: readonly string[]): Promise<AcmeCertificateRow[]> {
+    if (names.length === 0) return [];
+    const rows = await this.store.db.selectFrom('acme_certificates').select(CERTIFICATE_COLUMNS).where('name', 'in', [...names]).execute();
+    return rows.map(certificateOf);
+  }
+
   async claimOrder(name: string, owner: string, nowMs: number, untilMs: number): Promise<boolean> {
     await this.statements.insertName.run({ name, now: nowMs });
     return (await this.statements.claim.run({ name, owner, now: nowMs, until: untilMs })) > 0;
