@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
 import { after, before, test } from 'node:test';
@@ -44,7 +45,7 @@ interface Burrow {
   apiKey?: string;
 }
 
-async function startBurrow(state: Burrow, challenges: string): Promise<TrafficServer> {
+async function startBurrow(state: Burrow, challenges: string, env: Record<string, string> = {}): Promise<TrafficServer> {
   const server = await startDataPlane({
     databaseUrl: state.databaseUrl,
     ...(state.apiKey ? { bootstrapApiKey: state.apiKey } : {}),
@@ -56,6 +57,7 @@ async function startBurrow(state: Burrow, challenges: string): Promise<TrafficSe
       ACME_EMAIL: 'ops@example.com',
       ACME_CHALLENGES: challenges,
       NODE_EXTRA_CA_CERTS: pebble.trustFile,
+      ...env,
     },
   });
   state.apiKey = server.apiKey;
@@ -192,6 +194,40 @@ test('a reserved domain with a certificate management policy is ordered before a
     const answer = await getOver('reserved.example.com', await pebble.root());
     assert.equal(answer.body, 'hello through ACME');
     assert.deepEqual(orders(server).map((line) => line.name), ['reserved.example.com']);
+  } finally {
+    await session?.close().catch(() => {});
+    await server.stop();
+  }
+});
+
+test('dns-01 through ACME_DNS_HOOK: the EDGE_DOMAIN wildcard, with challtestsrv serving the TXT records', { skip, timeout: 150_000 }, async () => {
+  const dir = makeTempDir('dns-hook-');
+  const hook = `${dir}/hook.mjs`;
+  const calls = `${dir}/calls.log`;
+  writeFileSync(
+    hook,
+    `#!${process.execPath}
+import { appendFileSync } from 'node:fs';
+const [action, record, value] = process.argv.slice(2);
+appendFileSync(${JSON.stringify(calls)}, action + ' ' + record + '\\n');
+const path = action === 'set' ? '/set-txt' : '/clear-txt';
+const response = await fetch(${JSON.stringify(pebble.dnsManagementUrl)} + path, { method: 'POST', body: JSON.stringify({ host: record + '.', value }) });
+process.exit(response.ok ? 0 : 1);
+`,
+  );
+  chmodSync(hook, 0o755);
+  const server = await startBurrow({ databaseUrl: tempDatabaseUrl(), tlsDir: makeTempDir('burrow-tls-') }, 'tls-alpn-01', { EDGE_DOMAIN: 'edge.example.com', ACME_DNS_HOOK: hook });
+  let session: ngrok.Session | undefined;
+  try {
+    await waitFor('the wildcard ordered', () => orders(server, '*.edge.example.com').find((line) => line.result === 'issued') ?? (orders(server).find((line) => line.result === 'failed') && assert.fail(JSON.stringify(orders(server)))), 90_000);
+    assert.deepEqual(readFileSync(calls, 'utf8').trim().split('\n'), ['set _acme-challenge.edge.example.com', 'unset _acme-challenge.edge.example.com']);
+    session = await connectAgent(server, await createToken(server));
+    const listener = await session.httpEndpoint().domain('app.edge.example.com').listenAndForward(localUrl);
+    assert.equal(listener.url(), `https://app.edge.example.com:${tlsPort}`);
+    const answer = await getOver('app.edge.example.com', await pebble.root());
+    assert.equal(answer.body, 'hello through ACME');
+    // the name under the wildcard is not ordered on its own
+    assert.deepEqual(orders(server).map((line) => line.name), ['*.edge.example.com']);
   } finally {
     await session?.close().catch(() => {});
     await server.stop();

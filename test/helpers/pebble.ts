@@ -23,6 +23,8 @@ export interface Pebble {
   directoryUrl: string;
   /** The test CA's certificate file that signed pebble's own TLS certificate: NODE_EXTRA_CA_CERTS. */
   trustFile: string;
+  /** pebble-challtestsrv's management API (set-txt, clear-txt), for a DNS hook. */
+  dnsManagementUrl: string;
   /** PEM of the root pebble issues under (its management endpoint's /roots/0). */
   root(): Promise<string>;
   stop(): Promise<void>;
@@ -88,6 +90,7 @@ export async function startPebble(httpPort: number, tlsPort: number): Promise<Pe
   }
   return {
     directoryUrl,
+    dnsManagementUrl: `http://127.0.0.1:${dnsManagement}`,
     trustFile: ca.caPath,
     root: async () => (await get(`https://127.0.0.1:${management}/roots/0`)).body,
     stop: async () => {

@@ -46,9 +46,10 @@ export class EdgeCertificates {
    * wildcard endpoint covers is not ordered: any SNI under it would start an order).
    */
   async contextFor(name: string, ownName = false): Promise<SecureContext> {
-    if (this.covers(name)) return this.edge;
-    const issued = this.acme?.contextFor(name) ?? (ownName ? await this.acme?.within(name, ACME_PENDING_WAIT_MS) : undefined);
+    // an ACME certificate first: the EDGE_DOMAIN wildcard (dns-01) replaces the edge certificate
+    const issued = this.acme?.contextFor(name) ?? (ownName && !this.covers(name) ? await this.acme?.within(name, ACME_PENDING_WAIT_MS) : undefined);
     if (issued) return issued;
+    if (this.covers(name)) return this.edge;
     if (!this.onDemand) return this.edge;
     return this.onDemand.secureContext(name);
   }

@@ -28,8 +28,10 @@ export interface AcmeCertificatesOptions {
   readonly challenges: readonly AcmeChallengeType[];
   /** Whether burrow serves `name` now: only such names (and reserved domains with a certificate policy) are ordered and renewed. */
   readonly serves: (name: string) => boolean;
-  /** Names the edge certificate covers: never ordered. */
+  /** Names the edge certificate covers: never ordered (but for `always`). */
   readonly covered: (name: string) => boolean;
+  /** Names ordered and renewed whatever is bound: `*.EDGE_DOMAIN` with a DNS hook. */
+  readonly always: readonly string[];
   readonly logger: Logger;
   readonly observeOrder?: (result: 'issued' | 'failed') => void;
 }
@@ -51,10 +53,15 @@ export class AcmeCertificates {
     this.key = sealingKey(options.secret, 'acme');
   }
 
-  /** The certificate obtained for `name`, if any (expired ones are not served). */
+  /** The certificate obtained for `name`, or for the one-label wildcard covering it, if any (expired ones are not served). */
   contextFor(name: string): SecureContext | undefined {
-    const served = this.served.get(name);
-    return served && served.notAfter > Date.now() ? served.context : undefined;
+    const now = Date.now();
+    const dot = name.indexOf('.');
+    for (const candidate of dot > 0 ? [name, `*${name.slice(dot)}`] : [name]) {
+      const served = this.served.get(candidate);
+      if (served && served.notAfter > now) return served.context;
+    }
+    return undefined;
   }
 
   /**
@@ -111,7 +118,7 @@ export class AcmeCertificates {
     let managed: Set<string>;
     try {
       rows = await this.options.repository.certificates();
-      managed = new Set((await this.options.repository.managedNames()).filter((name) => !this.options.covered(name)));
+      managed = new Set([...(await this.options.repository.managedNames()).filter((name) => !this.options.covered(name)), ...this.options.always]);
     } catch (err) {
       this.options.logger.warn({ err }, 'ACME: cannot read the stored certificates; the next sweep tries again');
       return;

@@ -5,6 +5,7 @@ import acme from 'acme-client';
 import type { AcmeChallengeType, AcmeConfig } from '../../../config.js';
 import { challengeKey } from '../../../domain/acme/schedule.js';
 import type { AcmeRepository } from '../../../domain/acme/types.js';
+import { dnsRecordOf, runDnsHook } from './dns-hook.js';
 
 /** How long a stored challenge answer stays valid: past any validation the CA makes. */
 const CHALLENGE_TTL_MS = 3_600_000;
@@ -28,17 +29,23 @@ export interface OrderContext {
 export async function orderCertificate(context: OrderContext, name: string): Promise<IssuedAcmeCertificate> {
   const [keyPem, csr] = await acme.crypto.createCsr({ commonName: name, altNames: [name] }, await acme.crypto.createPrivateEcdsaKey());
   const keyOf = (challenge: { type: string; token: string }) => challengeKey(challenge.type === 'http-01' ? 'http-01' : 'tls-alpn-01', challenge.type === 'http-01' ? challenge.token : name);
+  const hook = context.config.dnsHook;
+  // a wildcard can only be validated through DNS (RFC 8555 §7.1.3)
+  const wildcard = name.startsWith('*.');
+  if (wildcard && hook === undefined) throw new Error(`${name} is a wildcard: it needs ACME_DNS_HOOK (dns-01)`);
   const certPem = await context.client.auto({
     csr,
     email: context.config.email,
     termsOfServiceAgreed: true,
-    challengePriority: [...context.challenges],
+    challengePriority: wildcard ? ['dns-01'] : [...context.challenges],
     // acme-client's own check resolves the name and dials it from here: the CA's view is what counts
     skipChallengeVerification: true,
     challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
+      if (challenge.type === 'dns-01') return runDnsHook(hook!, 'set', dnsRecordOf(name), keyAuthorization);
       await context.repository.putChallenge(keyOf(challenge), keyAuthorization, Date.now() + CHALLENGE_TTL_MS);
     },
-    challengeRemoveFn: async (_authz, challenge) => {
+    challengeRemoveFn: async (_authz, challenge, keyAuthorization) => {
+      if (challenge.type === 'dns-01') return runDnsHook(hook!, 'unset', dnsRecordOf(name), keyAuthorization);
       await context.repository.deleteChallenge(keyOf(challenge));
     },
   });

@@ -32,6 +32,7 @@ export async function acmeCertificates(
     challenges,
     serves: (name) => https.exact(name) !== undefined,
     covered,
+    always: config.acme.dnsHook === undefined ? [] : [`*.${config.edgeDomain}`],
     logger,
     observeOrder: metrics ? (result) => metrics.observeAcmeOrder(result) : undefined,
   });
