@@ -45,39 +45,39 @@ interface Burrow {
   apiKey?: string;
 }
 
-async function startBurrow(state: Burrow, challenges: string, env: Record<string, string> = {}): Promise<TrafficServer> {
+async function startBurrow(state: Burrow, challenges: string, env: Record<string, string> = {}, ca: Pebble = pebble, ports = { httpPort, tlsPort }): Promise<TrafficServer> {
   const server = await startDataPlane({
     databaseUrl: state.databaseUrl,
     ...(state.apiKey ? { bootstrapApiKey: state.apiKey } : {}),
     env: {
-      EDGE_HTTP_PORT: String(httpPort),
-      EDGE_TLS_PORT: String(tlsPort),
+      EDGE_HTTP_PORT: String(ports.httpPort),
+      EDGE_TLS_PORT: String(ports.tlsPort),
       TLS_DIR: state.tlsDir,
-      ACME_DIRECTORY_URL: pebble.directoryUrl,
+      ACME_DIRECTORY_URL: ca.directoryUrl,
       ACME_EMAIL: 'ops@example.com',
       ACME_CHALLENGES: challenges,
-      NODE_EXTRA_CA_CERTS: pebble.trustFile,
+      NODE_EXTRA_CA_CERTS: ca.trustFile,
       ...env,
     },
   });
   state.apiKey = server.apiKey;
-  return Object.assign(server, { httpPort, tlsPort, tlsDir: state.tlsDir, caPath: `${state.tlsDir}/ca.pem` });
+  return Object.assign(server, { ...ports, tlsDir: state.tlsDir, caPath: `${state.tlsDir}/ca.pem` });
 }
 
-function handshake(servername: string, ca: string | undefined): Promise<tls.TLSSocket> {
+function handshake(servername: string, ca: string | undefined, port = tlsPort): Promise<tls.TLSSocket> {
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: '127.0.0.1', port: tlsPort, servername, ca, rejectUnauthorized: ca !== undefined, timeout: 10_000 }, () => resolve(socket));
+    const socket = tls.connect({ host: '127.0.0.1', port, servername, ca, rejectUnauthorized: ca !== undefined, timeout: 10_000 }, () => resolve(socket));
     socket.once('error', reject);
     socket.once('timeout', () => reject(new Error('timeout')));
   });
 }
 
 /** A GET through the HTTPS endpoint, trusting only `ca`. */
-async function getOver(name: string, ca: string): Promise<{ status: number; body: string; serial: string }> {
-  const socket = await handshake(name, ca);
-  const serial = socket.getPeerCertificate().serialNumber;
+async function getOver(name: string, ca: string, port = tlsPort, socket?: tls.TLSSocket): Promise<{ status: number; body: string; serial: string }> {
+  const secure = socket ?? (await handshake(name, ca, port));
+  const serial = secure.getPeerCertificate().serialNumber;
   return new Promise((resolve, reject) => {
-    const req = http.request({ createConnection: () => socket, host: name, path: '/', headers: { host: name } }, (res) => {
+    const req = http.request({ createConnection: () => secure, host: name, path: '/', headers: { host: name, connection: 'keep-alive' } }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
@@ -231,5 +231,56 @@ process.exit(response.ok ? 0 : 1);
   } finally {
     await session?.close().catch(() => {});
     await server.stop();
+  }
+});
+
+test('renewal of a short-lived certificate keeps open connections; with the CA down the edge certificate is served and the order retried later', { skip, timeout: 240_000 }, async () => {
+  const ports = { httpPort: 0, tlsPort: 0 };
+  [ports.httpPort, ports.tlsPort] = (await freePorts(2)) as [number, number];
+  const shortLived = await startPebble(ports.httpPort, ports.tlsPort, { validitySeconds: 3600 });
+  // renewal is due 10 s after issuance; the sweep (every minute) renews it
+  const state = { databaseUrl: tempDatabaseUrl(), tlsDir: makeTempDir('burrow-tls-') };
+  const server = await startBurrow(state, 'tls-alpn-01', { ACME_RENEW_BEFORE: '3590s' }, shortLived, ports);
+  let session: ngrok.Session | undefined;
+  try {
+    session = await connectAgent(server, await createToken(server));
+    await session.httpEndpoint().domain('renew.example.com').listenAndForward(localUrl);
+    const first = await issued(server, 'renew.example.com');
+    assert.equal(first.renewal, false);
+    const root = await shortLived.root();
+    const open = await handshake('renew.example.com', root, ports.tlsPort);
+    const before = await getOver('renew.example.com', root, ports.tlsPort, open);
+    // the connection opened before the renewal carries a request every few seconds meanwhile (an idle one would meet the keep-alive timeout)
+    let renewed: Record<string, unknown> | undefined;
+    for (const deadline = Date.now() + 100_000; !renewed && Date.now() < deadline; ) {
+      assert.equal((await getOver('renew.example.com', root, ports.tlsPort, open)).serial, before.serial);
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      renewed = orders(server, 'renew.example.com').find((line) => line.renewal === true);
+    }
+    assert.equal(renewed?.result, 'issued');
+    assert.equal(open.destroyed, false);
+    const kept = await getOver('renew.example.com', root, ports.tlsPort, open);
+    assert.equal(kept.serial, before.serial);
+    assert.equal(kept.body, 'hello through ACME');
+    // the next handshake gets the new certificate
+    assert.notEqual((await getOver('renew.example.com', root, ports.tlsPort)).serial, before.serial);
+    open.destroy();
+
+    // the CA goes away: a new name gets the private-CA certificate within a few seconds, and the failure is retried later
+    await shortLived.stop();
+    await session.httpEndpoint().domain('down.example.com').listenAndForward(localUrl);
+    const started = Date.now();
+    const fallback = await getOver('down.example.com', readFileSync(`${state.tlsDir}/ca.pem`, 'utf8'), ports.tlsPort);
+    assert.equal(fallback.body, 'hello through ACME');
+    assert.ok(Date.now() - started < 8_000, `the handshake waited ${Date.now() - started} ms`);
+    const failed = await waitFor('the failed order', () => orders(server, 'down.example.com').find((line) => line.result === 'failed'), 90_000);
+    assert.equal(failed.failures, 1);
+    assert.ok(Date.parse(String(failed.retry_at)) > Date.now(), 'a retry is scheduled');
+    const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+    assert.match(metrics, /burrow_acme_orders_total\{result="failed"\} 1/);
+  } finally {
+    await session?.close().catch(() => {});
+    await server.stop();
+    await shortLived.stop();
   }
 });

@@ -7,6 +7,10 @@ import { challengeKey } from '../../../domain/acme/schedule.js';
 import type { AcmeRepository } from '../../../domain/acme/types.js';
 import { dnsRecordOf, runDnsHook } from './dns-hook.js';
 
+// acme-client retries a failed request up to 5 times, 5 s more each time (75 s before an order
+// fails when the CA is down); burrow retries the whole order with its own backoff, so twice is enough.
+(acme.axios.defaults as unknown as { acmeSettings: { retryMaxAttempts: number } }).acmeSettings.retryMaxAttempts = 2;
+
 /** How long a stored challenge answer stays valid: past any validation the CA makes. */
 const CHALLENGE_TTL_MS = 3_600_000;
 
