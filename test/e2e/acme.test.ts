@@ -284,3 +284,34 @@ test('renewal of a short-lived certificate keeps open connections; with the CA d
     await shortLived.stop();
   }
 });
+
+test('a CA that requires external account binding: ACME_EAB_KID and ACME_EAB_HMAC_KEY register the account', { skip, timeout: 150_000 }, async () => {
+  const ports = { httpPort: 0, tlsPort: 0 };
+  [ports.httpPort, ports.tlsPort] = (await freePorts(2)) as [number, number];
+  const eab = { kid: 'kid-burrow', hmacKey: 'zWNDZM6eQGHWpSRTPal5eIUYFTu7EajVIoguysqZ9wG44nMEtx3MUAsUDkMTQ12W' };
+  const bound = await startPebble(ports.httpPort, ports.tlsPort, { eab });
+  const servers: TrafficServer[] = [];
+  let session: ngrok.Session | undefined;
+  try {
+    // without the binding the CA refuses the account: the order fails, nothing is served from it
+    const refused = await startBurrow({ databaseUrl: tempDatabaseUrl(), tlsDir: makeTempDir('burrow-tls-') }, 'tls-alpn-01', {}, bound, ports);
+    servers.push(refused);
+    session = await connectAgent(refused, await createToken(refused));
+    await session.httpEndpoint().domain('eab.example.com').listenAndForward(localUrl);
+    const failed = await waitFor('the refused order', () => orders(refused, 'eab.example.com').find((line) => line.result === 'failed'), 60_000);
+    assert.match(JSON.stringify(failed.err), /externalAccount|external account/i);
+    await session.close();
+    await refused.stop();
+
+    const server = await startBurrow({ databaseUrl: tempDatabaseUrl(), tlsDir: makeTempDir('burrow-tls-') }, 'tls-alpn-01', { ACME_EAB_KID: eab.kid, ACME_EAB_HMAC_KEY: eab.hmacKey }, bound, ports);
+    servers.push(server);
+    session = await connectAgent(server, await createToken(server));
+    await session.httpEndpoint().domain('eab.example.com').listenAndForward(localUrl);
+    await issued(server, 'eab.example.com');
+    assert.equal((await getOver('eab.example.com', await bound.root(), ports.tlsPort)).body, 'hello through ACME');
+  } finally {
+    await session?.close().catch(() => {});
+    for (const server of servers) await server.stop();
+    await bound.stop();
+  }
+});

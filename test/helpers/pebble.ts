@@ -31,7 +31,7 @@ export interface Pebble {
 }
 
 /** Starts challtestsrv and pebble; pebble validates http-01 on `httpPort` and tls-alpn-01 on `tlsPort`. */
-export async function startPebble(httpPort: number, tlsPort: number, options: { validitySeconds?: number } = {}): Promise<Pebble> {
+export async function startPebble(httpPort: number, tlsPort: number, options: { validitySeconds?: number; eab?: { kid: string; hmacKey: string } } = {}): Promise<Pebble> {
   const dir = makeTempDir('pebble-');
   const ca = await loadOrCreateCa(join(dir, 'ca'));
   const leaf = await issueCertificate(ca, { dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
@@ -49,7 +49,8 @@ export async function startPebble(httpPort: number, tlsPort: number, options: { 
         httpPort,
         tlsPort,
         ocspResponderURL: '',
-        externalAccountBindingRequired: false,
+        externalAccountBindingRequired: options.eab !== undefined,
+        ...(options.eab ? { externalAccountMACKeys: { [options.eab.kid]: options.eab.hmacKey } } : {}),
         ...(options.validitySeconds ? { certificateValidityPeriod: options.validitySeconds } : {}),
       },
     }),
