@@ -90,6 +90,13 @@ export default {
       from: { path: '^src/config\\.ts$' },
       to: { path: '^src/(cli|app|http|tunnels|storage|observability)/' },
     },
+    {
+      name: 'only-config-reads-the-environment',
+      comment: 'config.ts is the only reader of the environment: nothing else imports node:process (whose env it would read). test/architecture.test.ts also looks for process.env itself.',
+      severity: 'error',
+      from: { path: OURS, pathNot: '^src/config\\.ts$' },
+      to: { path: '^(node:)?process$' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -43,7 +43,8 @@ const USAGE = `npm run bench -- [flags]
   --profile            where the time goes: node --cpu-prof and (when usable) perf, per scenario,
                        with the bare baseline profiled as the floor
   --tunnels            the data plane: direct, TCP relay, TLS relay pair, localtunnel and burrow
-                       (SDK agent) under the same loads; exits 1 when a target is missed
+                       (SDK agent) under the same loads; exits 1 when burrow misses a target
+                       against the TLS relay pair or the TCP relay
 
   --scenarios a,b      compare: ${COMPARE_SCENARIOS.join(',')} (default all)
                        scale: ${SCALE_SCENARIOS.join(',')} (default), list_deep

@@ -71,6 +71,8 @@ export interface Target {
   goal: string;
   measured: string;
   met: boolean;
+  /** The tunnel bench's targets whose miss fails the run; its other checks are reported only. */
+  judged?: boolean;
 }
 
 export function targetsTable(targets: Target[]): string {

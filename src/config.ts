@@ -26,6 +26,14 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** The data plane (TUNNELS.md §1). */
   readonly tunnels: TunnelConfig;
+  /** The web console at /console/ (CONSOLE.md): CONSOLE=off turns it off. */
+  readonly console: ConsoleConfig;
+}
+
+export interface ConsoleConfig {
+  readonly enabled: boolean;
+  /** A console session unused this long is signed out. */
+  readonly idleTimeoutMs: number;
 }
 
 export interface TunnelConfig {
@@ -49,6 +57,12 @@ export interface TunnelConfig {
   readonly edgePublicTlsPort: number;
   readonly edgeTlsCert: string | undefined;
   readonly edgeTlsKey: string | undefined;
+  /** Public TCP (and TLS passthrough) connections idle (no byte either way) this long are closed; 0 = never. */
+  readonly edgeTcpIdleTimeoutMs: number;
+  /** Public TCP connections one client address (IPv6: /64) may hold to one busy endpoint; 0 = no limit. */
+  readonly edgeTcpConnectionsPerClient: number;
+  /** More edge certificates, chosen by SNI: `<stem>.crt` + `<stem>.key` pairs (CERTIFICATES.md §2). */
+  readonly edgeTlsCertsDir: string | undefined;
   /** 0 = no limit. */
   readonly maxSessionsPerAccount: number;
   readonly maxEndpointsPerSession: number;
@@ -120,11 +134,18 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 1, 3_600_000),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
     tunnels: tunnelConfig(env),
+    console: consoleConfig(env),
   };
   if (config.requestTimeoutMs > 0 && config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_MS', `must not exceed REQUEST_TIMEOUT_MS (${config.requestTimeoutMs})`);
   }
   return Object.freeze(config);
+}
+
+function consoleConfig(env: Env): ConsoleConfig {
+  const raw = text(env, 'CONSOLE', 'on').toLowerCase();
+  if (raw !== 'on' && raw !== 'off') throw new ConfigError('CONSOLE', `must be on or off, got ${JSON.stringify(raw)}`);
+  return Object.freeze({ enabled: raw === 'on', idleTimeoutMs: integer(env, 'CONSOLE_IDLE_MINUTES', 30, 1, 10_080) * 60_000 });
 }
 
 function present(env: Env, name: string): string | undefined {
@@ -245,6 +266,9 @@ function tunnelConfig(env: Env): TunnelConfig {
     edgePublicTlsPort: integer(env, 'EDGE_PUBLIC_TLS_PORT', edgeTlsPort || 443, 1, 65535),
     edgeTlsCert: present(env, 'EDGE_TLS_CERT'),
     edgeTlsKey: present(env, 'EDGE_TLS_KEY'),
+    edgeTcpIdleTimeoutMs: integer(env, 'EDGE_TCP_IDLE_TIMEOUT_MS', 300_000, 0, 86_400_000),
+    edgeTcpConnectionsPerClient: integer(env, 'EDGE_TCP_CONNECTIONS_PER_CLIENT', 50, 0, 1_000_000),
+    edgeTlsCertsDir: present(env, 'EDGE_TLS_CERTS_DIR'),
     maxSessionsPerAccount: integer(env, 'MAX_SESSIONS_PER_ACCOUNT', 100, 0, 1_000_000),
     maxEndpointsPerSession: integer(env, 'MAX_ENDPOINTS_PER_SESSION', 100, 0, 10_000),
     region: regionName(env),

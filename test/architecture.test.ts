@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { cruise, type ICruiseResult } from 'dependency-cruiser';
 import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
@@ -30,6 +31,42 @@ async function violations(baseDir: string): Promise<string[]> {
   });
 }
 
+/** `process.env`, `process['env']` and `{ env } = process`: every way to read the environment without an import. */
+const READS_ENVIRONMENT = /\bprocess\s*(\?\.|\.)\s*env\b|\bprocess\s*\[\s*['"`]env['"`]\s*\]|\{[^}]*\benv\b[^}]*\}\s*=\s*(globalThis\.)?process\b/;
+
+/**
+ * `file:line` of every line under `baseDir`/src that reads the environment, but src/config.ts
+ * (DEVELOPERS.md: CLI flags come in as loadConfig(overrides), never through the environment).
+ * dependency-cruiser sees imports only; this sees the global `process`.
+ */
+function environmentReaders(baseDir: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(join(baseDir, 'src'), { recursive: true, encoding: 'utf8' })) {
+    const file = `src/${entry.split('\\').join('/')}`;
+    if (!/\.(ts|mts|js|mjs)$/.test(file) || file === 'src/config.ts') continue;
+    readFileSync(join(baseDir, file), 'utf8')
+      .split('\n')
+      .forEach((line, index) => {
+        if (READS_ENVIRONMENT.test(line)) found.push(`${file}:${index + 1}`);
+      });
+  }
+  return found;
+}
+
+describe('the environment rule: only src/config.ts reads it', () => {
+  it('holds for every file under src/', () => {
+    assert.deepEqual(environmentReaders(ROOT), []);
+  });
+
+  it('names every line of a tree that breaks it (test/fixtures/architecture)', () => {
+    assert.deepEqual(environmentReaders(resolve(ROOT, 'test/fixtures/architecture')), [
+      'src/cli/environment.ts:4',
+      'src/cli/environment.ts:5',
+      'src/cli/environment.ts:6',
+    ]);
+  });
+});
+
 describe('the dependency rule (DEVELOPERS.md, .dependency-cruiser.mjs)', () => {
   it('holds for every import under src/', async () => {
     const found = await violations(ROOT);
@@ -44,6 +81,7 @@ describe('the dependency rule (DEVELOPERS.md, .dependency-cruiser.mjs)', () => {
       'src/observability/metrics.ts → src/domain/rule.ts (observability-is-a-leaf)',
       'src/domain/rule.ts → src/storage/repository.ts (domain-stands-alone)',
       'src/storage/repository.ts → src/domain/rule.ts (storage-uses-domain-types-only)',
+      'src/cli/environment.ts → process (only-config-reads-the-environment)',
     ]) {
       assert.ok(found.includes(expected), `expected ${expected} among:\n  ${found.join('\n  ')}`);
     }

@@ -56,6 +56,12 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({}, { REQUIRE_RESERVED_NAMES: 'yes' }), (error: unknown) => error instanceof ConfigError && /REQUIRE_RESERVED_NAMES must be true or false/.test(error.message));
   });
 
+  it('reads EDGE_TLS_CERTS_DIR as a path, absent when unset or empty', () => {
+    assert.equal(loadConfig({}, {}).tunnels.edgeTlsCertsDir, undefined);
+    assert.equal(loadConfig({}, { EDGE_TLS_CERTS_DIR: '' }).tunnels.edgeTlsCertsDir, undefined);
+    assert.equal(loadConfig({}, { EDGE_TLS_CERTS_DIR: '/etc/burrow/certs' }).tunnels.edgeTlsCertsDir, '/etc/burrow/certs');
+  });
+
   it('takes 0 as "no limit" for both session limits', () => {
     const { tunnels } = loadConfig({}, { MAX_SESSIONS_PER_ACCOUNT: '0', MAX_ENDPOINTS_PER_SESSION: '0' });
     assert.equal(tunnels.maxSessionsPerAccount, 0);
@@ -79,6 +85,13 @@ describe('loadConfig', () => {
     assert.deepEqual(off({ EDGE_HTTP_PORT: '0', EDGE_TLS_PORT: '0', EDGE_TCP_PORTS: '' }), [], 'the README\'s API-only setting');
     assert.deepEqual(off({}), [], 'defaults are not asked for');
     assert.deepEqual(loadConfig({}, { EDGE_HTTP_PORT: '8081' }).tunnels.ignoredWithoutDataPlane, [], 'with the data plane on, nothing is ignored');
+  });
+
+  it('serves the console unless CONSOLE=off; CONSOLE_IDLE_MINUTES sets its idle expiry', () => {
+    assert.deepEqual(loadConfig({}, {}).console, { enabled: true, idleTimeoutMs: 30 * 60_000 });
+    assert.deepEqual(loadConfig({}, { CONSOLE: 'OFF', CONSOLE_IDLE_MINUTES: '5' }).console, { enabled: false, idleTimeoutMs: 5 * 60_000 });
+    assert.throws(() => loadConfig({}, { CONSOLE: 'no' }), /CONSOLE must be on or off/);
+    assert.throws(() => loadConfig({}, { CONSOLE_IDLE_MINUTES: '0' }), /CONSOLE_IDLE_MINUTES/);
   });
 
   it('refuses a headers timeout longer than the request timeout, naming both', () => {

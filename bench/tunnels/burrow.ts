@@ -48,6 +48,8 @@ export async function startBurrowDataPlane(ctx: RunContext, nodeFlags: string[] 
       EDGE_DOMAIN,
       TLS_DIR: tlsDir,
       MAX_SESSIONS_PER_ACCOUNT: '0',
+      // every load client is 127.0.0.1: the per-client share would cap the streams scenario at 250
+      EDGE_TCP_CONNECTIONS_PER_CLIENT: '0',
     },
   });
   const credential = await api<{ token: string }>({ baseUrl: server.baseUrl, apiKey }, 'POST', '/credentials', { body: { description: 'bench agent' } });

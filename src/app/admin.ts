@@ -1,19 +1,37 @@
 import type { Config } from '../config.js';
 import { AccountService } from '../domain/accounts/service.js';
+import { ownerDirectory } from '../domain/accounts/owners.js';
+import { CredentialService } from '../domain/credentials/service.js';
 import { openStore, type Store } from '../storage/db.js';
 import { StartupError, reason } from './startup-error.js';
 import { migrateToLatest, pendingMigrations } from '../storage/migrate.js';
 import { allMigrations } from '../storage/migrations/index.js';
 import { SqlAccountRepository } from '../storage/repositories/accounts.js';
+import { SqlCredentialRepository } from '../storage/repositories/credentials.js';
+
+/** The services the CLI works with, over one store. */
+export interface AdminServices {
+  accounts: AccountService;
+  credentials: CredentialService;
+}
 
 /**
  * Runs `work` with the account service on a migrated store, closing the store afterwards (CLI).
  * `existing`: the command only reads, so a database that does not exist yet is an error rather
  * than a new empty file.
  */
-export async function withAccountService<T>(
+export function withAccountService<T>(
   config: Config,
   work: (accounts: AccountService) => Promise<T>,
+  options: { existing?: boolean } = {},
+): Promise<T> {
+  return withAdminServices(config, (services) => work(services.accounts), options);
+}
+
+/** The same with every service the CLI uses. */
+export async function withAdminServices<T>(
+  config: Config,
+  work: (services: AdminServices) => Promise<T>,
   options: { existing?: boolean } = {},
 ): Promise<T> {
   let store: Store;
@@ -29,7 +47,11 @@ export async function withAccountService<T>(
         throw new StartupError('DATABASE_URL', `cannot prepare the database: ${reason(error)}`);
       });
     }
-    return await work(new AccountService(new SqlAccountRepository(store)));
+    const accounts = new SqlAccountRepository(store);
+    return await work({
+      accounts: new AccountService(accounts),
+      credentials: new CredentialService(new SqlCredentialRepository(store), ownerDirectory(accounts)),
+    });
   } finally {
     await store.close();
   }

@@ -1,5 +1,10 @@
 import type { Config } from '../config.js';
+import { ownerDirectory } from '../domain/accounts/owners.js';
+import { ApiKeyService } from '../domain/api-keys/service.js';
 import { Authenticator } from '../domain/auth.js';
+import { ConsoleSessions } from '../domain/console/sessions.js';
+import { errors } from '../domain/errors.js';
+import { InspectionService } from '../domain/inspection/service.js';
 import { CredentialService } from '../domain/credentials/service.js';
 import { TunnelGroupBackendService } from '../domain/tunnel-group-backends/service.js';
 import { TlsEdgeService } from '../domain/edges/service.js';
@@ -11,6 +16,9 @@ import type { Store } from '../storage/db.js';
 import { isUnavailableError } from '../storage/errors.js';
 import { SqlAccountRepository } from '../storage/repositories/accounts.js';
 import { SqlApiKeyLookup } from '../storage/repositories/api-key-lookup.js';
+import { SqlApiKeyRepository } from '../storage/repositories/api-keys.js';
+import { SqlConsoleSessionRepository } from '../storage/repositories/console-sessions.js';
+import { SqlInspectionRepository } from '../storage/repositories/inspection.js';
 import { SqlCredentialRepository } from '../storage/repositories/credentials.js';
 import { SqlTlsEdgeRepository } from '../storage/repositories/tls-edges.js';
 import { SqlTunnelGroupBackendRepository } from '../storage/repositories/tunnel-group-backends.js';
@@ -24,6 +32,7 @@ import { ReservedAddrService } from '../domain/reservations/addrs.js';
 import { SqlReservedDomainRepository } from '../storage/repositories/reserved-domains.js';
 import { SqlReservedAddrRepository } from '../storage/repositories/reserved-addrs.js';
 import { SqlAcmeRepository } from '../storage/repositories/acme.js';
+import { sqlReservationReader } from '../storage/repositories/reservations.js';
 
 export interface AppDeps {
   config: Config;
@@ -47,16 +56,32 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   const accounts = new SqlAccountRepository(store);
   const credentialRepository = new SqlCredentialRepository(store);
   const authenticator = new Authenticator(new SqlApiKeyLookup(store), credentialRepository);
-  const credentials = new CredentialService(credentialRepository, {
-    isActiveMember: async (accountId, id) => {
-      const principal = await accounts.getPrincipal(id);
-      return principal !== undefined && principal.accountId === accountId && principal.revokedAt === null;
+  const owners = ownerDirectory(accounts);
+  const credentials = new CredentialService(credentialRepository, owners);
+  const apiKeys = new ApiKeyService(new SqlApiKeyRepository(store), owners);
+  const rateLimiter = deps.rateLimiter ?? createRateLimiter(config, store, logger);
+  // A sign-in counts against the account's rate limit like any request made with the key.
+  const consoleSessions = new ConsoleSessions(
+    new SqlConsoleSessionRepository(store),
+    async (apiKey) => {
+      const principal = await authenticator.authenticate(`Bearer ${apiKey}`);
+      const wait = rateLimiter.consume(principal.accountId);
+      if (wait > 0) throw errors.rateLimited(wait);
+      return principal;
     },
-  });
+    config.console.idleTimeoutMs,
+  );
   const groupRepository = new SqlTunnelGroupBackendRepository(store);
   const groups = new TunnelGroupBackendService(groupRepository);
-  const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups);
+  const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups, sqlReservationReader(store));
   const live = new LiveObjectService(new SqlLiveObjectReader(store), deps.sessionControl ?? queuedControl(new SqlTunnelRepository(store)), groupRepository);
+
+  const inspection = new InspectionService(new SqlInspectionRepository(store), (caller, id) =>
+    live.getEndpoint(caller, id).then(
+      () => true,
+      () => false,
+    ),
+  );
 
   const tunnels = config.tunnels;
   const reservationSettings = { region: tunnels.region, edgeDomain: tunnels.edgeDomain, publicHost: tunnels.edgePublicHost, tcpPorts: tunnels.edgeTcpPorts, acmeConfigured: tunnels.acme !== undefined };
@@ -71,12 +96,15 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     logger,
     authenticator,
     credentials,
+    apiKeys,
+    consoleSessions,
+    inspection,
     edges,
     live,
     groups,
     reservedDomains,
     reservedAddrs,
-    rateLimiter: deps.rateLimiter ?? createRateLimiter(config, store, logger),
+    rateLimiter,
     metrics,
     ping: () => store.ping(),
     isUnavailable: isUnavailableError,

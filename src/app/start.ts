@@ -49,6 +49,8 @@ export interface RunningServer {
   address: string;
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   stop(): Promise<void>;
+  /** Reads the certificate files again (SIGHUP): a bad new pair keeps the old one, logged. */
+  reloadCertificates(): Promise<void>;
 }
 
 /** Opens and migrates the store, bootstraps an empty database, and listens. */
@@ -146,7 +148,8 @@ export async function start(config: Config, logger: Logger = createLogger(config
         await store.close();
       }
     })());
-  return { app, store, address, stop };
+  const reloadCertificates = () => dataPlane?.reloadCertificates() ?? Promise.resolve();
+  return { app, store, address, stop, reloadCertificates };
 }
 
 async function bootstrap(store: Store, config: Config, logger: Logger): Promise<void> {

@@ -1,7 +1,6 @@
 import { Command } from 'commander';
-import type { AccountService } from '../domain/accounts/service.js';
 import type { Account, ApiKey, Principal } from '../domain/accounts/types.js';
-import { CliUsageError, print, printRows, readAccounts, withAccounts } from './context.js';
+import { CliUsageError, accountOrOnly, print, printRows, readAccounts, withAccounts } from './context.js';
 
 /** accounts, users, bots and api-keys: create, list, revoke (and the admin flag). */
 export function adminCommands(): Command[] {
@@ -134,17 +133,6 @@ function displayName(value: string): string {
     throw new CliUsageError('--name must be 1 to 255 characters of one line, not only spaces.');
   }
   return name;
-}
-
-async function accountOrOnly(service: AccountService, account: string | undefined): Promise<string> {
-  const active = (await service.listAccounts()).filter((a) => a.revokedAt === null);
-  if (account !== undefined) {
-    // an unknown account is a failure, not an empty list
-    if (!active.some((a) => a.id === account)) throw new Error(`No active account ${account}.`);
-    return account;
-  }
-  if (active.length !== 1) throw new Error(`There are ${active.length} active accounts; say which one with --account <id>.`);
-  return active[0]!.id;
 }
 
 // One shape per resource for `create --json` and `list`, in the API's snake_case.

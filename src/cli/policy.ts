@@ -3,6 +3,7 @@ import { publicUrl } from '../domain/tunnels/binds.js';
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { CliUsageError, configFor, print } from './context.js';
+import type { Config } from '../config.js';
 import { parseIp } from '../domain/policy/cidr.js';
 import type { PolicyConnection, ProgramRule, Verdict } from '../domain/policy/index.js';
 
@@ -13,14 +14,17 @@ export function policyCommand(): Command {
     .command('validate <file>')
     .description('check a traffic policy document (YAML or JSON, "-" for stdin) as PUT /edges/tls/{id}/traffic_policy would')
     .option('--max-rules <n>', 'rules allowed (default: MAX_POLICY_RULES, else 25)')
-    .action(async (file: string, options: { maxRules?: string }, command: Command) => {
+    .option('--endpoint <kind>', "as an agent's policy for an endpoint of this kind (http, https, tcp, tls), whose phases it decides; default: a TLS edge's module")
+    .action(async (file: string, options: { maxRules?: string; endpoint?: string }, command: Command) => {
       const maxRules = options.maxRules === undefined ? configFor(command).maxPolicyRules : /^\d{1,4}$/.test(options.maxRules) ? Number(options.maxRules) : Number.NaN;
       if (!(maxRules >= 1 && maxRules <= 1000)) throw new CliUsageError('--max-rules must be a whole number from 1 to 1000.');
+      const endpoint = options.endpoint;
+      if (endpoint !== undefined && !['http', 'https', 'tcp', 'tls'].includes(endpoint)) throw new CliUsageError('--endpoint must be http, https, tcp or tls.');
       const source = file === '-' ? await readStdin() : await readFile(file, 'utf8');
       const { validatePolicy } = await import('../domain/policy/index.js');
-      const result = validatePolicy(source, { maxRules });
+      const result = validatePolicy(source, endpoint === undefined ? { maxRules } : { maxRules, endpoint: endpoint as 'http', subject: 'endpoint' });
       if (result.ok) {
-        const rules = result.policy.rules.length;
+        const rules = Object.values(result.policy.phases).reduce((sum, list) => sum + list.length, 0);
         print(`${file}: valid (${rules} rule${rules === 1 ? '' : 's'}).`);
         return;
       }
@@ -42,7 +46,7 @@ export function policyCommand(): Command {
     .option('--max-rules <n>', 'rules allowed (default: MAX_POLICY_RULES, else 25)')
     .option('--json', 'print the verdict as JSON')
     .action(async (file: string, options: TestOptions, command: Command) => {
-      const input = readTestOptions(options, () => configFor(command).maxPolicyRules);
+      const input = readTestOptions(options, () => configFor(command));
       if (typeof input === 'string') return usage(input);
       let source: string;
       try {
@@ -90,7 +94,7 @@ function usage(message: string): void {
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/;
 
 /** The connection the flags describe, or the one-line reason they do not describe one. */
-function readTestOptions(options: TestOptions, defaultMaxRules: () => number): { connection: PolicyConnection; maxRules: number } | string {
+function readTestOptions(options: TestOptions, config: () => Config): { connection: PolicyConnection; maxRules: number } | string {
   if (options.clientIp === undefined) return '--client-ip is required, e.g. --client-ip 203.0.113.7.';
   if (!isIp(options.clientIp)) return `--client-ip ${JSON.stringify(options.clientIp)} is not an IPv4 or IPv6 address.`;
   if (!isIp(options.serverIp)) return `--server-ip ${JSON.stringify(options.serverIp)} is not an IPv4 or IPv6 address.`;
@@ -106,7 +110,7 @@ function readTestOptions(options: TestOptions, defaultMaxRules: () => number): {
   }
   let maxRules: number;
   if (options.maxRules === undefined) {
-    maxRules = defaultMaxRules();
+    maxRules = config().maxPolicyRules;
   } else {
     maxRules = /^\d{1,4}$/.test(options.maxRules) ? Number(options.maxRules) : Number.NaN;
     if (!(maxRules >= 1 && maxRules <= 1000)) return '--max-rules must be a whole number from 1 to 1000.';
@@ -120,7 +124,7 @@ function readTestOptions(options: TestOptions, defaultMaxRules: () => number): {
       clientPort,
       serverIp: options.serverIp,
       serverPort,
-      region: options.region ?? process.env.REGION ?? 'local',
+      region: options.region ?? config().tunnels.region,
       startedAt: now,
       now,
       endpoint: host

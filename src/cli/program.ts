@@ -1,7 +1,10 @@
 import { createRequire } from 'node:module';
 import { Command } from 'commander';
 import { adminCommands } from './admin.js';
+import { certsCommand } from './certs.js';
 import { policyCommand } from './policy.js';
+import { agentConfigCommand } from './agent-config.js';
+import { credentialsCommand } from './credentials.js';
 import { migrateCommand, serveCommand } from './server.js';
 
 export function buildProgram(): Command {
@@ -13,7 +16,10 @@ export function buildProgram(): Command {
   program.addCommand(serveCommand());
   program.addCommand(migrateCommand());
   for (const command of adminCommands()) program.addCommand(command);
+  program.addCommand(credentialsCommand());
+  program.addCommand(agentConfigCommand());
   program.addCommand(policyCommand());
+  program.addCommand(certsCommand());
   oneLineErrors(program);
   return program;
 }

@@ -18,6 +18,11 @@ export function serveCommand(): Command {
         },
       );
     };
+    // SIGHUP: certificate files read again now (CERTIFICATES.md §2), as reverse proxies do
+    process.on('SIGHUP', () => {
+      server.app.log.info({ signal: 'SIGHUP' }, 'reloading certificates');
+      void server.reloadCertificates();
+    });
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
   });

@@ -134,11 +134,11 @@ export const errors = {
       `The ${field} is ${bytes} bytes long; the limit is ${limit} bytes of UTF-8. Shorten it.`,
       { param: field },
     ),
-  ownerNotPermitted: () =>
+  ownerNotPermitted: (noun: 'credential' | 'API key' = 'credential') =>
     new ApiError(
       403,
       'ERR_NGROK_630',
-      'Only an admin may set owner_id to someone else. Leave owner_id out to own the credential yourself.',
+      `Only an admin may set owner_id to someone else. Leave owner_id out to own the ${noun} yourself.`,
       { param: 'owner_id' },
     ),
   ownerUnknown: (ownerId: string) =>
@@ -186,8 +186,19 @@ export const errors = {
       `This wildcard domain would conflict with a domain reserved for another account. Failed to reserve ${quote(domain)}.`,
       { param: 'domain' },
     ),
+  /** A TLS edge hostport whose name another account reserved: for the caller, no such hostport exists (the reference's 7111). */
+  hostportReservedElsewhere: (hostport: string) =>
+    new ApiError(400, 'ERR_NGROK_7111', `The edge hostport ${quote(hostport)} does not exist: its name is reserved for another account.`, { param: 'hostports' }),
   /** No code of the reference API fits (SPEC §3: leave it out); 409: the request is fine, the server's ports are not. */
   noFreeAddress: (why: string) => new ApiError(409, undefined, `No TCP address can be reserved: ${why}`),
+  /** CONSOLE.md §3: no code of the reference API fits a browser session (SPEC §3: leave it out). */
+  consoleSessionEnded: () =>
+    unauthorized(
+      undefined,
+      'Your console session has ended: signed out, idle too long, or its API key was revoked. Sign in again with an API key.',
+    ),
+  consoleCsrfMissing: () =>
+    new ApiError(403, undefined, 'A change made with a console session must carry the session\'s X-CSRF-Token header. Reload the console.'),
 
   // SPEC §3: every 5xx body says only this; the status and Retry-After tell a client to retry.
   /** POST /tunnel_sessions/{id}/stop|restart|update to an agent that cannot (TUNNELS.md §2). */
@@ -201,7 +212,7 @@ export const errors = {
   internal: () => new ApiError(500, undefined, INTERNAL_MESSAGE),
 };
 
-function unauthorized(code: string, message: string): ApiError {
+function unauthorized(code: string | undefined, message: string): ApiError {
   return new ApiError(401, code, message, {}, { 'WWW-Authenticate': 'Bearer' });
 }
 

@@ -8,7 +8,7 @@ export const KSUID_EPOCH_SECONDS = 1_400_000_000;
 export const KSUID_LENGTH = 27;
 export const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-export type IdPrefix = 'cr' | 'edgtls' | 'usr' | 'bot' | 'ak' | 'op' | 'acct' | 'ts' | 'tn' | 'ep' | 'bkdtg' | 'conn' | 'inst' | 'rd' | 'ra';
+export type IdPrefix = 'cr' | 'edgtls' | 'usr' | 'bot' | 'ak' | 'op' | 'acct' | 'ts' | 'tn' | 'ep' | 'bkdtg' | 'conn' | 'inst' | 'rd' | 'ra' | 'req';
 
 const KSUID_PATTERN = /^[0-9A-Za-z]{27}$/;
 /** The largest KSUID: 2^160 - 1 in base62. Anything above it does not decode to 20 bytes. */

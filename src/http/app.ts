@@ -1,7 +1,10 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config.js';
+import type { ApiKeyService } from '../domain/api-keys/service.js';
 import type { Authenticator } from '../domain/auth.js';
+import type { ConsoleSessions } from '../domain/console/sessions.js';
+import type { InspectionService } from '../domain/inspection/service.js';
 import type { CredentialService } from '../domain/credentials/service.js';
 import type { TunnelGroupBackendService } from '../domain/tunnel-group-backends/service.js';
 import type { TlsEdgeService } from '../domain/edges/service.js';
@@ -12,7 +15,11 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { tunnelGroupBackendRoutes } from './tunnel-group-backends/routes.js';
 import { TunnelGroupBackendResponse } from './tunnel-group-backends/schemas.js';
+import { apiKeyRoutes } from './api-keys/routes.js';
+import { ApiKeyResponse } from './api-keys/schemas.js';
 import { ErrorBody } from './common/schemas.js';
+import { consoleSessionAuth, consoleSessionRoutes } from './console/session-routes.js';
+import { consoleStaticRoutes } from './console/static.js';
 import { credentialRoutes } from './credentials/routes.js';
 import { reservedAddrRoutes } from './reserved-addrs/routes.js';
 import { reservedDomainRoutes } from './reserved-domains/routes.js';
@@ -20,6 +27,8 @@ import { ReservedAddrResponse } from './reserved-addrs/schemas.js';
 import { ReservedDomainResponse } from './reserved-domains/schemas.js';
 import type { ReservedAddrService } from '../domain/reservations/addrs.js';
 import type { ReservedDomainService } from '../domain/reservations/domains.js';
+import { inspectionRoutes } from './inspection/routes.js';
+import { InspectedRequestResponse } from './inspection/schemas.js';
 import { CredentialResponse } from './credentials/schemas.js';
 import { tlsEdgeRoutes } from './edges/routes.js';
 import { backendModuleRoutes } from './edges/backend-routes.js';
@@ -51,6 +60,11 @@ export interface HttpDeps {
   logger: Logger;
   authenticator: Authenticator;
   credentials: CredentialService;
+  apiKeys: ApiKeyService;
+  /** Console sign-in sessions; the console is served when config.console.enabled. */
+  consoleSessions: ConsoleSessions;
+  /** Traffic inspection settings and captured requests. */
+  inspection: InspectionService;
   edges: TlsEdgeService;
   /** Agent sessions, tunnels and endpoints, and the session commands. */
   live: LiveObjectService;
@@ -135,6 +149,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
     rateLimiter,
     checkRoute,
     hostMakesUris: config.publicUrl === undefined,
+    sessionAuth: config.console.enabled ? consoleSessionAuth(deps.consoleSessions) : undefined,
   });
   registerResponseHeadersAndLog(app, registerMetrics(app, deps.metrics));
 
@@ -149,6 +164,8 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   app.addSchema(EndpointResponse);
   app.addSchema(ReservedDomainResponse);
   app.addSchema(ReservedAddrResponse);
+  app.addSchema(ApiKeyResponse);
+  app.addSchema(InspectedRequestResponse);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -173,5 +190,19 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await app.register(tunnelGroupBackendRoutes, { groups, publicUrl: config.publicUrl });
   await app.register(reservedDomainRoutes, { reservedDomains: deps.reservedDomains, publicUrl: config.publicUrl });
   await app.register(reservedAddrRoutes, { reservedAddrs: deps.reservedAddrs, publicUrl: config.publicUrl });
+  await app.register(apiKeyRoutes, { apiKeys: deps.apiKeys, publicUrl: config.publicUrl });
+  await app.register(inspectionRoutes, { inspection: deps.inspection, publicUrl: config.publicUrl });
+  if (config.console.enabled) {
+    await app.register(consoleSessionRoutes, { sessions: deps.consoleSessions, publicUrl: config.publicUrl, agentServer: agentServer(config) });
+    await app.register(consoleStaticRoutes);
+  }
   return app;
+}
+
+/** The agent address and CA the console's snippets name; null where there is none (no data plane, an operator's certificate). */
+function agentServer(config: Config): { agent_addr: string | null; ca_file: string | null } {
+  const { agentPort, agentHostname, agentTlsCert, tlsDir } = config.tunnels;
+  if (agentPort === 0) return { agent_addr: null, ca_file: null };
+  const host = agentHostname ?? 'localhost';
+  return { agent_addr: `${host.includes(':') ? `[${host}]` : host}:${agentPort}`, ca_file: agentTlsCert === undefined ? `${tlsDir.replace(/\/+$/, '')}/ca.pem` : null };
 }

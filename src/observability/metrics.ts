@@ -39,6 +39,10 @@ export class Metrics {
     'Bytes of public connections, by proto and direction (in: from the public client, out: to it).',
   );
   readonly binds = new Counter('burrow_binds_total', 'Agent binds and labeled tunnels, by result (ok, or the ERR_NGROK code that refused them).');
+  readonly agentAuths = new Counter(
+    'burrow_agent_auths_total',
+    'Agent Auths by result: ok, or the ERR_NGROK code that refused them (ERR_NGROK_717: refused unread, its address failed too often).',
+  );
   readonly policyDuration = new Histogram(
     'burrow_policy_evaluation_seconds',
     'Time to evaluate the IP restriction and traffic policy of one public connection.',
@@ -49,7 +53,16 @@ export class Metrics {
     'Public connections closed by a policy, by the action that closed them (deny, restrict-ips, ip-restriction).',
   );
   readonly acmeOrders = new Counter('burrow_acme_orders_total', 'ACME certificate orders and renewals, by result (issued, failed).');
+  readonly agentTlsFailures = new Counter(
+    'burrow_agent_tls_failures_total',
+    'Failed TLS handshakes on the agent port, by reason (the TLS alert or error, e.g. tlsv1_alert_unknown_ca: an agent that does not trust the CA).',
+  );
+  readonly policyActions = new Counter(
+    'burrow_policy_actions_total',
+    'Traffic policy actions taken on HTTP requests and answers, by action type and phase.',
+  );
   private dataPlaneGauges: CallbackGauge[] = [];
+  private certificateGauges: CallbackGauge[] = [];
   private readonly families: { snapshot(): FamilySnapshot }[] = [
     this.httpRequests,
     this.httpDuration,
@@ -58,9 +71,12 @@ export class Metrics {
     this.publicConnections,
     this.publicBytes,
     this.binds,
+    this.agentAuths,
     this.policyDuration,
     this.deniedConnections,
     this.acmeOrders,
+    this.agentTlsFailures,
+    this.policyActions,
   ];
 
   /** One bind (or labeled tunnel) and its result: `ok` or the refusal's error code. */
@@ -73,10 +89,25 @@ export class Metrics {
     this.acmeOrders.get(result, () => ({ result })).inc();
   }
 
+  /** One agent Auth and its result: `ok` or the refusal's error code. */
+  observeAuth(result: string): void {
+    this.agentAuths.get(result, () => ({ result })).inc();
+  }
+
   /** One policy evaluation; `deniedBy` names the action when it closed the connection. */
   observePolicy(seconds: number, deniedBy: string | undefined): void {
     this.policyDuration.get('', () => ({})).observe(seconds);
     if (deniedBy !== undefined) this.deniedConnections.get(deniedBy, () => ({ action: deniedBy })).inc();
+  }
+
+  /** One failed TLS handshake on the agent port and its reason. */
+  observeAgentTlsFailure(reason: string): void {
+    this.agentTlsFailures.get(reason, () => ({ reason })).inc();
+  }
+
+  /** One traffic policy action taken in an HTTP phase. */
+  observePolicyAction(type: string, phase: string): void {
+    this.policyActions.get(`${type}|${phase}`, () => ({ type, phase })).inc();
   }
 
   /** One public connection when it ends: its proto, verdict and bytes each way. */
@@ -92,6 +123,15 @@ export class Metrics {
       new CallbackGauge('burrow_agent_sessions', 'Agent sessions held by this instance.', () => [[{}, read.sessions()]]),
       new CallbackGauge('burrow_tunnels', 'Tunnels held by this instance, by proto (labeled for labeled tunnels).', () =>
         [...read.tunnelsByProto()].map(([proto, count]) => [{ proto }, count] as const),
+      ),
+    ];
+  }
+
+  /** The certificates served, read at render time: each one's notAfter, by id (never its names). */
+  gaugeCertificates(read: () => Iterable<{ readonly id: string; readonly notAfter: Date }>): void {
+    this.certificateGauges = [
+      new CallbackGauge('burrow_certificate_expiry_seconds', 'When each certificate served expires (notAfter, seconds since the Unix epoch), by certificate_id.', () =>
+        [...read()].map(({ id, notAfter }) => [{ certificate_id: id }, Math.floor(notAfter.getTime() / 1000)] as const),
       ),
     ];
   }
@@ -121,6 +161,6 @@ export class Metrics {
         })),
       }),
     );
-    return renderFamilies([...process, ...[...this.families, ...this.dataPlaneGauges].map((family) => family.snapshot())], format);
+    return renderFamilies([...process, ...[...this.families, ...this.dataPlaneGauges, ...this.certificateGauges].map((family) => family.snapshot())], format);
   }
 }

@@ -30,6 +30,32 @@ export interface ApiKeysTable {
   display_prefix: string;
   created_at: string;
   revoked_at: string | null;
+  /** Added by 006_console: the /api_keys resource's metadata. */
+  metadata: Generated<string>;
+}
+
+export interface TrafficInspectionSettingsTable {
+  account_id: string;
+  capture: string;
+  body_limit_bytes: number;
+  redact_secrets: number;
+}
+
+export interface InspectedRequestsTable {
+  id: string;
+  account_id: string;
+  endpoint_id: string;
+  /** JSON of the captured exchange. */
+  exchange: string;
+  created_at: string;
+}
+
+export interface ConsoleSessionsTable {
+  id_hash: string;
+  api_key_id: string;
+  csrf_token: string;
+  created_at: string;
+  last_used_ms: number | string;
 }
 
 export interface CredentialsTable {
@@ -194,6 +220,9 @@ export interface SchemaTables {
   acme_accounts: AcmeAccountsTable;
   acme_certificates: AcmeCertificatesTable;
   acme_challenges: AcmeChallengesTable;
+  console_sessions: ConsoleSessionsTable;
+  traffic_inspection_settings: TrafficInspectionSettingsTable;
+  inspected_requests: InspectedRequestsTable;
 }
 
 export interface AcmeAccountsTable {

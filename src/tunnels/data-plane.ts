@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { TunnelConfig } from '../config.js';
 import type { EdgeSettings } from '../domain/tunnels/binds.js';
 import { AgentIngress, type IngressRepository } from '../domain/tunnels/ingress.js';
@@ -7,6 +8,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { AgentListener } from './agents/agent-listener.js';
 import { AgentSessions } from './agents/agent-sessions.js';
+import { TlsFailureLog } from './agents/tls-failures.js';
 import { RevocationWatch } from './agents/revocation.js';
 import { SessionCommands } from './agents/session-commands.js';
 import { TunnelRegistry } from './registry.js';
@@ -14,7 +16,7 @@ import { createPublicTraffic, type PublicListener } from './public/index.js';
 import { EdgeRouting } from './edges/edge-routing.js';
 import type { EdgeRouteReader } from '../domain/edges/types.js';
 import { agentTlsMaterial, edgeTlsMaterial } from './tls/material.js';
-import { CertificateRenewal } from './tls/renewal.js';
+import { certificateUpkeep } from './tls/upkeep.js';
 import { EdgeCertificates } from './public/edge-certificates.js';
 import { BindReservations, type ReservationReader } from '../domain/reservations/bind-check.js';
 import { ReservationWatch } from './agents/reservation-watch.js';
@@ -43,6 +45,8 @@ export interface DataPlane {
   readonly sessions: AgentSessions;
   /** Sends a command to a session held here; false when it is not. */
   deliverLocally(sessionId: string, command: SessionCommand): boolean;
+  /** Reads the certificate files again now (SIGHUP); a bad new pair keeps the old one, logged. */
+  reloadCertificates(): Promise<void>;
   /** What an operator needs to know once: where the CA is and how agents trust it. */
   readonly caNotice: string | undefined;
   startBackground(): void;
@@ -85,10 +89,11 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     ingress,
     repository,
     registry,
-    { edge, limits: { maxSessionsPerAccount: config.maxSessionsPerAccount, maxEndpointsPerSession: config.maxEndpointsPerSession, maxPolicyRules: options.maxPolicyRules }, heartbeatIntervalMs: 10_000, heartbeatToleranceMs: 20_000, authTimeoutMs: 10_000, observeBind: options.metrics ? (result) => options.metrics!.observeBind(result) : undefined, reservations },
+    { edge, limits: { maxSessionsPerAccount: config.maxSessionsPerAccount, maxEndpointsPerSession: config.maxEndpointsPerSession, maxPolicyRules: options.maxPolicyRules }, heartbeatIntervalMs: 10_000, heartbeatToleranceMs: 20_000, authTimeoutMs: 10_000, observeBind: options.metrics ? (result) => options.metrics!.observeBind(result) : undefined, observeAuth: options.metrics ? (result) => options.metrics!.observeAuth(result) : undefined, reservations },
     logger,
   );
-  const agentListener = new AgentListener({ host: config.agentHost, port: config.agentPort, cert: material.cert, key: material.key }, sessions);
+  const tlsFailures = new TlsFailureLog(logger, (reason) => options.metrics?.observeAgentTlsFailure(reason));
+  const agentListener = new AgentListener({ host: config.agentHost, port: config.agentPort, cert: material.cert, key: material.key }, sessions, tlsFailures);
   const revocation = new RevocationWatch(sessions, repository, edge, logger);
   const reservationWatch = reservations ? new ReservationWatch(sessions, reservations, logger) : undefined;
   const commands = new SessionCommands(options.instanceId, sessions, repository, logger);
@@ -100,13 +105,13 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   const acme = options.acme ? await acmeCertificates(config, options.acme, registry, options.instanceId, logger, options.metrics, covered) : undefined;
   const edgeCertificates = edgeTls ? new EdgeCertificates(edgeTls, acme) : undefined;
   if (acme) orderOnBind(acme, registry, covered);
-  const renewal = new CertificateRenewal(
-    [
-      { name: 'agent', current: material.cert, load: loadAgentTls, apply: ({ cert, key }) => agentListener.replaceCertificate(cert, key) },
-      ...(edgeTls && edgeCertificates ? [{ name: 'edge', current: edgeTls.cert, load: loadEdgeTls, apply: (m: { cert: string; key: string }) => edgeCertificates.replace(m) }] : []),
-    ],
+  const certificates = await certificateUpkeep(
+    config,
     logger,
+    { material, load: loadAgentTls, apply: ({ cert, key }) => agentListener.replaceCertificate(cert, key) },
+    edgeTls && edgeCertificates ? { material: edgeTls, load: loadEdgeTls, apply: (m) => edgeCertificates.replace(m), certificates: edgeCertificates } : undefined,
   );
+  options.metrics?.gaugeCertificates(() => certificates.served());
   const publicListeners = createPublicTraffic({
     host: config.edgeHost,
     httpPort: config.edgeHttpPort,
@@ -119,6 +124,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     logger,
     metrics: options.metrics,
     acme,
+    tcpLimits: { idleTimeoutMs: config.edgeTcpIdleTimeoutMs, connectionsPerClient: config.edgeTcpConnectionsPerClient },
   });
   options.metrics?.gaugeDataPlane({
     sessions: () => sessions.size,
@@ -137,29 +143,33 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     listeners: [agentListener, ...publicListeners],
     sessions,
     deliverLocally: (sessionId, command) => commands.deliverLocally(sessionId, command),
+    reloadCertificates: () => certificates.reload(),
     caNotice,
     startBackground() {
       void acme?.start();
       revocation.start();
       reservationWatch?.start();
       commands.start();
-      renewal.start();
+      certificates.start();
     },
     stopBackground() {
       acme?.stop();
       revocation.stop();
       reservationWatch?.stop();
       commands.stop();
-      renewal.stop();
+      certificates.stop();
     },
   };
 }
 
-async function noticeFor(caPath: string, agentAddress: string): Promise<string> {
-  await readFile(caPath, 'utf8');
+async function noticeFor(tlsDirCaPath: string, agentAddress: string): Promise<string> {
+  await readFile(tlsDirCaPath, 'utf8');
+  // absolute: an agent runs from its own directory (or a service manager's)
+  const caPath = resolve(tlsDirCaPath);
   return (
     `\nburrow: created a private certificate authority for the agent port: ${caPath}\n` +
     `Agents must trust it. With the SDK:  new ngrok.SessionBuilder().serverAddr("${agentAddress}").caCert(fs.readFileSync("${caPath}"))\n` +
-    `With the agent config:  server_addr: ${agentAddress}   root_cas: ${caPath}\n\n`
+    `With the agent config:  server_addr: ${agentAddress}   root_cas: ${caPath}\n` +
+    `burrow agent-config prints both in full for this server.\n\n`
   );
 }

@@ -12,12 +12,12 @@ import { CLI_ARGS } from '../helpers/server-process.js';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'burrow-policy-'));
 
-function burrow(args: string[], input?: string) {
+function burrow(args: string[], input?: string, env: Record<string, string> = {}) {
   const result = spawnSync(process.execPath, [...CLI_ARGS, ...args], {
     cwd: root,
     input,
     encoding: 'utf8',
-    env: { ...process.env, MAX_POLICY_RULES: '' },
+    env: { ...process.env, MAX_POLICY_RULES: '', REGION: '', ...env },
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -54,6 +54,17 @@ describe('burrow policy validate', () => {
     assert.equal(json(response).msg, expected.error.message);
   });
 
+  it('--endpoint validates an agent policy for that kind: HTTP phases on http, 2230 on tcp', () => {
+    const document = file('http.yaml', 'on_http_request:\n  - actions: [{type: deny}]\non_http_response:\n  - actions: [{type: remove-headers, config: {headers: [server]}}]\n');
+    const http = burrow(['policy', 'validate', '--endpoint', 'http', document]);
+    assert.equal(http.code, 0, http.stderr);
+    assert.match(http.stdout, /valid \(2 rules\)/);
+    const tcp = burrow(['policy', 'validate', '--endpoint', 'tcp', document]);
+    assert.equal(tcp.code, 1);
+    assert.match(tcp.stderr, /ERR_NGROK_2230/);
+    assert.notEqual(burrow(['policy', 'validate', '--endpoint', 'ftp', document]).code, 0);
+  });
+
   it('reads standard input with "-" and reports parse errors with their line', () => {
     const result = burrow(['policy', 'validate', '-'], 'on_tcp_connect:\n  - actions: [\n');
     assert.equal(result.code, 1);
@@ -75,6 +86,24 @@ describe('burrow policy validate', () => {
       assert.equal(result.code, 2, `--max-rules ${JSON.stringify(value)}: ${result.stderr}`);
       assert.equal(result.stderr, 'burrow: --max-rules must be a whole number from 1 to 1000.\n');
     }
+  });
+
+  it('refuses a policy too expensive to evaluate (issue 29), as the API does, which leaves the edge as it was', async () => {
+    const list = `[${Array.from({ length: 60 }, (_, i) => i + 1).join(', ')}]`;
+    const expression = `${list}.all(a, ${list}.all(b, ${list}.all(c, ${list}.all(d, ${list}.all(e, a + b + c + d + e > 0)))))`;
+    const document = `on_tcp_connect:\n  - expressions:\n      - "${expression}"\n    actions: [{type: deny}]\n`;
+    const result = burrow(['policy', 'validate', file('stall.yaml', document)]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /ERR_NGROK_2200: Rule 1, expression 1, line 3: .* could take up to [\d,]+ steps to evaluate, more than the 10,000 allowed per expression: its comprehensions may run their innermost body 777,600,000 times/);
+
+    const edge = json<{ id: string }>(await t.call({ method: 'POST', url: '/edges/tls', body: { traffic_policy: { value: 'on_tcp_connect:\n  - actions: [{type: deny}]\n' } } })).id;
+    const response = await t.call({ method: 'PUT', url: `/edges/tls/${edge}/traffic_policy`, body: { value: document } });
+    assert.equal(response.statusCode, 400);
+    const body = json<{ error_code: string; msg: string }>(response);
+    assert.equal(body.error_code, 'ERR_NGROK_2200');
+    assert.ok(result.stderr.includes(`ERR_NGROK_2200: ${body.msg}`), result.stderr);
+    const stored = json<{ value: string }>(await t.call({ method: 'GET', url: `/edges/tls/${edge}/traffic_policy` }));
+    assert.equal(stored.value, 'on_tcp_connect:\n  - actions: [{type: deny}]\n');
   });
 
   it('exits 1 with a message for a missing file', () => {
@@ -129,6 +158,16 @@ describe('burrow policy test', () => {
     assert.equal(output.closedBy, undefined);
     assert.deepEqual((output.rules as Array<{ matched: boolean }>).map((r) => r.matched), [false, true]);
     assert.equal((output.connection as { time: string }).time, '2024-05-01T23:30:00Z');
+  });
+
+  it('conn.server_region is --region, else REGION as serve reads it (checked the same way), else "local"', () => {
+    const regional = file('region.yaml', 'on_tcp_connect:\n  - expressions: ["conn.server_region == \'eu-west\'"]\n    actions: [{type: deny}]\n');
+    assert.equal(burrow(['policy', 'test', regional, '--client-ip', '203.0.113.7']).code, 0, 'default region: local');
+    assert.equal(burrow(['policy', 'test', regional, '--client-ip', '203.0.113.7'], undefined, { REGION: 'eu-west' }).code, 1);
+    assert.equal(burrow(['policy', 'test', regional, '--client-ip', '203.0.113.7', '--region', 'eu-west'], undefined, { REGION: 'us' }).code, 1);
+    const invalid = burrow(['policy', 'test', regional, '--client-ip', '203.0.113.7'], undefined, { REGION: 'Not A Region' });
+    assert.equal(invalid.code, 2);
+    assert.match(invalid.stderr, /^burrow: Invalid configuration: REGION must be/);
   });
 
   it('time.now is the given time in RFC 3339, whole seconds', () => {

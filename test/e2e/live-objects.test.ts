@@ -191,6 +191,7 @@ describe('session commands reach an agent that handles them', () => {
         })
         .handleStopCommand(() => {
           stopped++;
+          void session.close(); // else the SDK reconnects when burrow ends the stopped session
         }),
     );
     const listener = await within(15_000, session.httpEndpoint().listenAndForward('http://127.0.0.1:9'), 'the http bind');
@@ -199,10 +200,12 @@ describe('session commands reach an agent that handles them', () => {
 
     await noContent(api.tunnelSessions.restart(id), 'restart');
     await eventually('the restart handler', async () => (restarted === 1 ? true : undefined));
-    await noContent(api.tunnelSessions.stop(id), 'stop');
-    await eventually('the stop handler', async () => (stopped === 1 ? true : undefined));
     // update: the SDK never says it can update, so it is refused without reaching the agent.
     const update = apiError(await rejection(api.tunnelSessions.update({ id })), 400);
     assert.equal(update.errorCode, 'ERR_NGROK_806');
+    await noContent(api.tunnelSessions.stop(id), 'stop');
+    await eventually('the stop handler', async () => (stopped === 1 ? true : undefined));
+    // an acknowledged Stop ends the session (the SDK's close() would tell burrow nothing)
+    await eventually('the stopped session to be gone', async () => ((await api.tunnelSessions.list()).every((s) => s.id !== id) ? true : undefined));
   });
 });

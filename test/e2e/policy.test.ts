@@ -260,6 +260,8 @@ describe('an agent’s policy and IP restriction on a TCP endpoint', () => {
       [badCel, 'ERR_NGROK_2200'],
       [httpPhase, 'ERR_NGROK_2230'],
       [JSON.stringify({ on_tcp_connect: [{ actions: [{ type: 'rate-limit', config: {} }] }] }), 'ERR_NGROK_2202'],
+      // Too expensive to evaluate (issue 29): five nested comprehensions over a list of 60 integers.
+      [JSON.stringify({ on_tcp_connect: [{ expressions: [[...'abcde'].reduceRight((body, v) => `[${Array.from({ length: 60 }, (_, i) => i)}].all(${v}, ${body})`, 'a + b + c + d + e > 0')], actions: [{ type: 'deny' }] }] }), 'ERR_NGROK_2200'],
     ] as const) {
       const rest = await api(server, 'PUT', `/edges/tls/${edge.body.id}/traffic_policy`, { body: { value: document } });
       assert.equal(rest.status, 400, rest.text);

@@ -23,6 +23,11 @@ import { randomBase62 } from '../../src/domain/secrets.js';
 /** The repository root, found from this file rather than the working directory. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI_ARGS = process.env.BURROW_TEST_DIST === '1' ? ['dist/cli/main.js'] : ['--import', 'tsx', 'src/cli/main.ts'];
+/** The same, from any working directory. */
+export const CLI_ARGS_ANYWHERE =
+  process.env.BURROW_TEST_DIST === '1'
+    ? [join(PROJECT_ROOT, 'dist/cli/main.js')]
+    : ['--import', import.meta.resolve('tsx'), join(PROJECT_ROOT, 'src/cli/main.ts')];
 
 /** Variables burrow reads; removed from the inherited environment so the caller's shell cannot leak in. */
 const BURROW_VARIABLES = [
@@ -56,6 +61,7 @@ const BURROW_VARIABLES = [
   'EDGE_PUBLIC_TLS_PORT',
   'EDGE_TLS_CERT',
   'EDGE_TLS_KEY',
+  'EDGE_TLS_CERTS_DIR',
   'MAX_SESSIONS_PER_ACCOUNT',
   'MAX_ENDPOINTS_PER_SESSION',
   'REGION',
@@ -121,7 +127,8 @@ export function generateApiKey(): string {
   return `${ksuid}_${randomBase62(21)}`;
 }
 
-function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+/** This process's environment without burrow's variables, then `env` (`undefined` removes one). */
+export function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { ...process.env };
   for (const name of BURROW_VARIABLES) delete base[name];
   for (const [name, value] of Object.entries(env)) {
@@ -207,6 +214,8 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** A test (`t`) whose end SIGKILLs the process, should the test not have stopped it itself. */
   context?: { after(fn: () => unknown): void };
+  /** The working directory (default: the project's), against which relative paths such as ./data resolve. */
+  cwd?: string;
 }
 
 /**
@@ -232,7 +241,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
   });
 
   const child = track(
-    spawn(process.execPath, [...CLI_ARGS, 'serve'], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn(process.execPath, [...(options.cwd ? CLI_ARGS_ANYWHERE : CLI_ARGS), 'serve'], { cwd: options.cwd ?? PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }),
   );
   const exited = exitOf(child);
   options.context?.after(() => killChild(child));

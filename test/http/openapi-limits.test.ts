@@ -5,6 +5,8 @@
 // whose valid values this file cannot build, fails until it is taught.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { newId } from '../../src/domain/ids.js';
+import { SqlInspectionRepository } from '../../src/storage/repositories/inspection.js';
 import { createTestApp, json, type TestApp } from '../helpers/app.js';
 
 type Schema = {
@@ -217,9 +219,22 @@ async function send(item: Case, size: number) {
 /** `/x/{id}/…` needs an x: created by POST on `/x` with the smallest valid body of its schema. */
 async function createParent(item: Case): Promise<string> {
   const collection = item.path.slice(0, item.path.indexOf('/{id}'));
+  if (collection === '/endpoints') return endpointWithTraffic();
   const created = await t.call({ method: 'POST', url: collection, body: parentBodies.get(collection)?.() ?? {} });
   assert.equal(created.statusCode, 201, `${item.operation}: POST ${collection} {} to make a parent: ${created.body}`);
   return json<{ id: string }>(created).id;
+}
+
+/**
+ * Endpoints are made by agents, not by POST: an endpoint id with one captured request stands in
+ * for one (its requests are listed for as long as they are kept).
+ */
+async function endpointWithTraffic(): Promise<string> {
+  const endpointId = newId('ep').id;
+  const exchange = { method: 'GET', path: '/', status: 200, durationMs: 1, clientIp: '192.0.2.1', requestHeaders: {}, responseHeaders: {}, actions: [] };
+  const createdAt = new Date().toISOString().slice(0, 19) + 'Z';
+  await new SqlInspectionRepository(t.store).insertBatch([{ id: newId('req').id, accountId: t.admin.principal.accountId, endpointId, createdAt, ...exchange }]);
+  return endpointId;
 }
 
 describe('every documented limit is the enforced one (generated from /openapi.json)', () => {

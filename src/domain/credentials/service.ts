@@ -1,3 +1,4 @@
+import { resolveOwner, type OwnerDirectory } from '../accounts/owners.js';
 import type { Principal } from '../accounts/types.js';
 import { validateAcl } from '../acl.js';
 import { errors } from '../errors.js';
@@ -14,11 +15,6 @@ export interface CreateCredentialInput {
   ownerId?: string | undefined;
 }
 
-export interface OwnerDirectory {
-  /** True when `id` is an active user or bot of the account. */
-  isActiveMember(accountId: string, id: string): Promise<boolean>;
-}
-
 /** The rules of SPEC §5 for tunnel credentials, free of HTTP and SQL. */
 export class CredentialService {
   constructor(
@@ -31,7 +27,7 @@ export class CredentialService {
     const description = checkDescription(input.description ?? '');
     const metadata = checkMetadata(input.metadata ?? '');
     const acl = checkedAcl(input.acl ?? []);
-    const ownerId = await this.resolveOwner(caller, input.ownerId);
+    const ownerId = await resolveOwner(caller, input.ownerId, this.owners, 'credential');
 
     const { id, createdAt } = newId('cr');
     const token = newSecretFor(id);
@@ -64,18 +60,6 @@ export class CredentialService {
   async delete(caller: Principal, id: string): Promise<void> {
     const deleted = isIdOf(id, 'cr') && (await this.repository.delete(caller.accountId, id));
     if (!deleted) throw errors.notFound();
-  }
-
-  /**
-   * SPEC §5.2 and §3.1: absent or "" means the caller; a non-admin naming anyone else gets 630
-   * whether or not that owner exists; an admin naming a stranger gets 634.
-   */
-  private async resolveOwner(caller: Principal, ownerId: string | undefined): Promise<string> {
-    if (ownerId === undefined || ownerId === '' || ownerId === caller.id) return caller.id;
-    if (!caller.admin) throw errors.ownerNotPermitted();
-    const known = isIdOf(ownerId, 'usr', 'bot') && (await this.owners.isActiveMember(caller.accountId, ownerId));
-    if (!known) throw errors.ownerUnknown(ownerId);
-    return ownerId;
   }
 }
 

@@ -5,9 +5,14 @@ import { errors, quote } from '../errors.js';
 import { isIdOf, newId } from '../ids.js';
 import { validatePolicy } from '../policy/index.js';
 import { checkDescription, checkMetadata } from '../text-limits.js';
+import { hostnameReservationRefusal, reservationQuery } from '../reservations/bind-rule.js';
+import type { NameReservation } from '../reservations/types.js';
 import type { BackendModule, TlsEdge, TlsEdgeChanges, TlsEdgeRepository, TrafficPolicyModule } from './types.js';
 
 export const HOSTPORTS_MAX = 10;
+
+// Edges only honour other accounts' reservations; REQUIRE_RESERVED_NAMES is the agents' rule.
+const NO_REQUIREMENT = { requireReservedNames: false, edgeDomain: '', publicHost: '', region: '' };
 
 export interface TrafficPolicyInput {
   enabled?: boolean | undefined;
@@ -32,12 +37,19 @@ export interface TunnelGroupBackendDirectory {
   exists(accountId: string, id: string): Promise<boolean>;
 }
 
+/** The reserved domains that may cover a name (ReservationReader's `matching`). */
+export interface HostportReservations {
+  matching(domains: readonly string[], under: string | undefined): Promise<NameReservation[]>;
+}
+
 /** SPEC §7: TLS edges and their traffic policy and backend modules, free of HTTP and SQL. */
 export class TlsEdgeService {
   constructor(
     private readonly repository: TlsEdgeRepository,
     private readonly maxPolicyRules: number,
     private readonly groups: TunnelGroupBackendDirectory,
+    /** Without it every hostport name is first-come. */
+    private readonly reservations?: HostportReservations,
   ) {}
 
   async create(caller: Principal, input: TlsEdgeInput): Promise<TlsEdge> {
@@ -130,10 +142,29 @@ export class TlsEdgeService {
     const changes: TlsEdgeChanges = {};
     if (input.description !== undefined) changes.description = checkDescription(input.description);
     if (input.metadata !== undefined) changes.metadata = checkMetadata(input.metadata);
-    if (input.hostports !== undefined) changes.hostports = checkHostports(input.hostports);
+    if (input.hostports !== undefined) {
+      changes.hostports = checkHostports(input.hostports);
+      await this.refuseReservedElsewhere(accountId, changes.hostports);
+    }
     if (input.trafficPolicy !== undefined) changes.trafficPolicy = this.checkModule(input.trafficPolicy, 'traffic_policy.value');
     if (input.backend !== undefined) changes.backend = await this.checkBackend(accountId, input.backend, BACKEND_IN_EDGE);
     return changes;
+  }
+
+  /**
+   * CERTIFICATES.md §0: a hostport whose name another account reserved (or covers with a
+   * wildcard) is refused, by the bind rule agents get; IP hostports are never reserved.
+   */
+  private async refuseReservedElsewhere(accountId: string, hostports: readonly string[]): Promise<void> {
+    if (!this.reservations) return;
+    for (const hostport of hostports) {
+      const host = hostport.slice(0, hostport.lastIndexOf(':')).toLowerCase();
+      if (host.startsWith('[') || /^[0-9.]+$/.test(host)) continue;
+      const query = reservationQuery(host);
+      const found = await this.reservations.matching(query.domains, query.under);
+      const refusal = hostnameReservationRefusal(host, accountId, found, NO_REQUIREMENT);
+      if (refusal) throw errors.hostportReservedElsewhere(hostport);
+    }
   }
 
   private async checkBackend(accountId: string, input: BackendInput, field: string): Promise<BackendModule> {

@@ -10,12 +10,14 @@ import { CODES, fail, kindOf, quoted, subjectNoun } from './problem.js';
 import { explainInvalidCidr, parseCidr } from './cidr.js';
 import { checkInterpolations, describeCelType, interpolationType, isWholeInterpolation } from './expressions.js';
 import type { PolicyValue, ValidatedAction } from './types.js';
+import { PHASE_ORDER, PHASES, type PhaseDescriptor } from './phases.js';
+import { validateHttpAction } from './http-actions.js';
 
-/** Action types a TLS edge runs in on_tcp_connect. */
-export const TCP_ACTIONS = ['deny', 'log', 'restrict-ips'] as const;
-
-/** Types the reference service knows for other phases or endpoint kinds: "not allowed here" (2202), not "unknown" (2201). */
-export const OTHER_KNOWN_ACTIONS: ReadonlySet<string> = new Set([
+/** Every action type the reference service knows: one a phase does not serve is "not allowed here" (2202), not "unknown" (2201). */
+export const KNOWN_ACTIONS: ReadonlySet<string> = new Set([
+  'deny',
+  'log',
+  'restrict-ips',
   'add-headers',
   'basic-auth',
   'circuit-breaker',
@@ -39,53 +41,68 @@ export const OTHER_KNOWN_ACTIONS: ReadonlySet<string> = new Set([
   'verify-webhook',
 ]);
 
-const ALLOWED_TEXT = 'deny, log and restrict-ips';
+/** Actions after which nothing in the same rule can run: they end the connection or answer the request. */
+const ENDS_THE_PHASE = new Set(['deny', 'custom-response']);
 
-/** Validates the actions of a rule in order and returns their normalized form. */
-export function validateActions(rule: RawRule, actions: RawAction[]): ValidatedAction[] {
+/** Validates the actions of a rule of `phase` in order and returns their normalized form. */
+export function validateActions(rule: RawRule, actions: RawAction[], phase: PhaseDescriptor): ValidatedAction[] {
   const result: ValidatedAction[] = [];
   let denyAt: number | undefined;
   for (const action of actions) {
     const label = actionLabel(rule, action);
     const where = `${label}, line ${action.line}`;
-    checkType(where, action.type);
+    checkType(where, action.type, phase);
     // After the type (an action that can never be allowed is the bigger problem), before its config.
     if (denyAt !== undefined) {
       fail(
         CODES.unreachable,
-        `${where}: this action can never run, because action ${denyAt} (deny) before it in the same rule ends the connection; remove it or move it before the deny.`,
+        `${where}: this action can never run, because action ${denyAt} (${actions[denyAt - 1]!.type}) before it in the same rule ends the ${phase.name === 'on_tcp_connect' ? 'connection' : 'request'}; remove it or move it before the ${actions[denyAt - 1]!.type}.`,
       );
     }
     const configWhere = `${label}, line ${action.configLine}`;
+    if (ENDS_THE_PHASE.has(action.type)) denyAt = action.number;
+    if (phase.name !== 'on_tcp_connect' && action.type !== 'log' && action.type !== 'restrict-ips') {
+      result.push(validateHttpAction(action.type, label, configWhere, action.config));
+      continue;
+    }
     switch (action.type) {
       case 'deny':
         result.push(validateDeny(configWhere, action.config));
-        denyAt = action.number;
         break;
       case 'log':
         result.push(validateLog(label, configWhere, action.config));
         break;
-      default: // 'restrict-ips', the only other type checkType lets through
+      case 'restrict-ips':
         result.push(validateRestrictIps(label, configWhere, action.config));
+        break;
+      default:
+        throw new Error(`internal: ${action.type} is served by a phase but has no validator`);
     }
   }
   return result;
 }
 
-function checkType(where: string, type: string): void {
-  if ((TCP_ACTIONS as readonly string[]).includes(type)) return;
-  if (OTHER_KNOWN_ACTIONS.has(type)) {
+function checkType(where: string, type: string, phase: PhaseDescriptor): void {
+  if (phase.actions.includes(type)) return;
+  if (KNOWN_ACTIONS.has(type)) {
+    const elsewhere = PHASE_ORDER.filter((name) => PHASES[name].actions.includes(type));
+    const served = elsewhere.length > 0 ? '' : ' (burrow does not serve it in any phase)';
     fail(
       CODES.actionNotAllowed,
-      `${where}: action type ${quoted(type)} is not allowed in the on_tcp_connect phase of ${subjectNoun()}; use deny, log or restrict-ips instead.`,
+      `${where}: action type ${quoted(type)} is not allowed in the ${phase.name} phase of ${subjectNoun()}${served}; use ${listText(phase.actions, 'or')} instead.`,
     );
   }
-  const near = [...TCP_ACTIONS, ...OTHER_KNOWN_ACTIONS].find((known) => known === type.trim().toLowerCase());
+  const near = [...KNOWN_ACTIONS].find((known) => known === type.trim().toLowerCase());
   const hint = near ? ` Action types are lower case without spaces: did you mean ${quoted(near)}?` : '';
   fail(
     CODES.unknownAction,
-    `${where}: action type ${quoted(type)} is unknown; ${subjectNoun()} supports ${ALLOWED_TEXT}.${hint}`,
+    `${where}: action type ${quoted(type)} is unknown; the ${phase.name} phase of ${subjectNoun()} supports ${listText(phase.actions, 'and')}.${hint}`,
   );
+}
+
+/** "a, b and c" / "a, b or c". */
+function listText(items: readonly string[], last: 'and' | 'or'): string {
+  return items.length === 1 ? items[0]! : `${items.slice(0, -1).join(', ')} ${last} ${items.at(-1)!}`;
 }
 
 function configMap(where: string, config: TreeNode): MapNode {

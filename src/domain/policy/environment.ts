@@ -1,5 +1,5 @@
 /**
- * The typed CEL environment of the on_tcp_connect phase (SPEC §7.3), shared by expressions
+ * The typed CEL environment of each phase (SPEC §7.3, HTTP-POLICY.md §1), shared by expressions
  * and `${...}` interpolations. Built once, on first use: building it is the expensive part.
  */
 import { Environment } from '@marcbachmann/cel-js';
@@ -8,51 +8,31 @@ import { CEL_LIMITS, MAX_EXPRESSION_BYTES } from './limits.js';
 import { quoted, subjectNoun, utf8Bytes } from './problem.js';
 import { INVALID_REGEX_CODE, registerRe2Matches } from './regex.js';
 import { unknownHasField } from './has-check.js';
+import { budgeted } from './cost.js';
+import { currentPhase, PHASES, type PhaseDescriptor, type PhaseName } from './phases.js';
+import { TCP_VARIABLES, TIMESTAMP } from './variables.js';
+import { registerHttpMacros } from './macros.js';
 
-// cel-js names a timestamp field by its protobuf name; a bare 'timestamp' here would be an unknown message type.
-const TIMESTAMP = 'google.protobuf.Timestamp';
+/** The on_tcp_connect variables (kept under this name for the tests that walk it). */
+export const VARIABLES = TCP_VARIABLES;
 
-/**
- * Variables of the phase, as (nested) object schemas: `conn.geo.country_code` type-checks as string.
- * The evaluator builds its activation from the same table (see activation.ts), and a test walks
- * both, so a name that validates always has a value at run time.
- */
-export const VARIABLES = {
-  conn: {
-    client_ip: 'string',
-    client_port: 'int',
-    server_ip: 'string',
-    server_port: 'int',
-    server_region: 'string',
-    ts: { start: TIMESTAMP },
-    geo: {
-      city: 'string',
-      country: 'string',
-      country_code: 'string',
-      latitude: 'string',
-      longitude: 'string',
-      radius: 'string',
-      subdivision: 'string',
-    },
-  },
-  endpoint: { addr: 'string', host: 'string', id: 'string', url: 'string', protocol: 'string', port: 'int' },
-  time: { now: 'string' },
-  actions: {
-    ngrok: {
-      log: { metadata: 'map<string, dyn>' },
-      restrict_ips: { action: 'string', matched_cidr: 'string', error: { code: 'string', message: 'string' } },
-    },
-  },
-} as const;
-
-let environment: Environment | undefined;
-let knownFunctions: ReadonlySet<string> | undefined;
+const environments = new Map<PhaseName, Environment>();
+const knownFunctions = new Map<PhaseName, ReadonlySet<string>>();
 
 /** The on_tcp_connect environment; it can check expressions and also evaluate them. */
 export function tcpConnectEnvironment(): Environment {
-  if (!environment) {
-    const env = new Environment({ limits: { ...CEL_LIMITS } });
-    for (const [name, schema] of Object.entries(VARIABLES)) env.registerVariable({ name, schema });
+  return phaseEnvironment(PHASES.on_tcp_connect);
+}
+
+/** A phase's environment, built once on first use (building it is the expensive part). */
+export function phaseEnvironment(phase: PhaseDescriptor): Environment {
+  let env = environments.get(phase.name);
+  if (!env) {
+    env = new Environment({ limits: { ...CEL_LIMITS } });
+    for (const [name, schema] of Object.entries(phase.variables)) {
+      if (typeof schema === 'string') env.registerVariable(name, schema as never);
+      else env.registerVariable({ name, schema: schema as never });
+    }
     env.registerFunction('inCidrRange(string, string): bool', inCidrRange, {
       description: 'Whether the IP address lies in the CIDR range; false for an invalid address or CIDR.',
     });
@@ -61,10 +41,11 @@ export function tcpConnectEnvironment(): Environment {
     });
     // matches() with RE2 semantics in linear time, replacing cel-js's backtracking RegExp.
     registerRe2Matches(env);
-    knownFunctions = new Set(env.getDefinitions().functions.map((f) => f.name));
-    environment = env;
+    if (phase.name !== 'on_tcp_connect') registerHttpMacros(env, phase.name === 'on_http_response');
+    knownFunctions.set(phase.name, new Set(env.getDefinitions().functions.map((f) => f.name)));
+    environments.set(phase.name, env);
   }
-  return environment;
+  return env;
 }
 
 /** A parsed and type-checked expression; calling it with an activation evaluates it. */
@@ -91,18 +72,18 @@ export function collectCompiled<T>(work: () => T): { result: T; compiled: Map<st
 }
 
 /** Names that exist only in HTTP phases: pointing this out saves the user a search. */
-const HTTP_ONLY_VARIABLES = new Set(['req', 'res']);
+const HTTP_ONLY_VARIABLES = new Set(['req', 'res', 'vars']);
 
 /**
  * Parses and type-checks one expression. `reason` completes the sentence "The expression … is
  * not valid: <reason>" and quotes at most a few dozen characters of the input.
  */
-export function checkCel(expression: string): CelCheck {
+export function checkCel(expression: string, phase: PhaseDescriptor = currentPhase()): CelCheck {
   if (utf8Bytes(expression) > MAX_EXPRESSION_BYTES) {
     return { ok: false, reason: `it is longer than ${MAX_EXPRESSION_BYTES} bytes.` };
   }
   if (expression.trim() === '') return { ok: false, reason: 'it is empty.' };
-  const env = tcpConnectEnvironment();
+  const env = phaseEnvironment(phase);
   let result: ReturnType<Environment['check']>;
   let ast: unknown;
   let parsed: ReturnType<Environment['parse']> | undefined;
@@ -117,14 +98,20 @@ export function checkCel(expression: string): CelCheck {
     else return { ok: false, reason: 'it is too complex to check; split it into several expressions.' };
   }
   if (result.valid && parsed) {
-    const mismatch = mapKeyMismatch(ast) ?? unknownHasField(ast, VARIABLES);
+    const mismatch = mapKeyMismatch(ast) ?? unknownHasField(ast, phase.variables);
     if (mismatch) return { ok: false, reason: mismatch };
-    const compiled = parsed as CompiledCel;
-    collector?.set(expression, compiled);
-    return { ok: true, type: result.type ?? 'dyn', compiled };
+    const budget = budgeted(ast, parsed as CompiledCel);
+    if (!budget.ok) return budget;
+    collector?.set(compiledKey(phase, expression), budget.compiled);
+    return { ok: true, type: result.type ?? 'dyn', compiled: budget.compiled };
   }
   const error = result.error as { code?: string; summary?: string } | undefined;
-  return { ok: false, reason: explain(error?.code, error?.summary ?? 'it could not be compiled') };
+  return { ok: false, reason: explain(phase, error?.code, error?.summary ?? 'it could not be compiled') };
+}
+
+/** How a validation's compiled expressions are keyed: the same text means different things in different phases. */
+export function compiledKey(phase: PhaseDescriptor, expression: string): string {
+  return `${phase.name}\n${expression}`;
 }
 
 function isCelError(error: unknown): boolean {
@@ -162,25 +149,26 @@ function mapKeyMismatch(node: unknown): string | undefined {
   return mapKeyMismatch(args);
 }
 
-function explain(code: string | undefined, summary: string): string {
+function explain(phase: PhaseDescriptor, code: string | undefined, summary: string): string {
   const clipped = summary.replace(/\s+/g, ' ').slice(0, 120);
   if (code === 'unknown_variable') {
     const name = /Unknown variable: (\S+)/.exec(summary)?.[1] ?? '';
-    const hint = HTTP_ONLY_VARIABLES.has(name)
+    const hint = HTTP_ONLY_VARIABLES.has(name) && phase.name === 'on_tcp_connect'
       ? ` ${quoted(name)} exists only in HTTP phases, which ${subjectNoun()} does not have.`
-      : ' The on_tcp_connect phase has the variables conn, endpoint, time and actions.';
+      : ` The ${phase.name} phase has the variables ${Object.keys(phase.variables).join(', ')}.`;
     return `it uses the unknown variable ${quoted(name)}.${hint}`;
   }
   if (code === 'no_matching_overload') {
     const called = /for '(?:[\w.<>, ]+\.)?([A-Za-z_]\w*)\(/.exec(summary)?.[1];
-    if (called && knownFunctions && !knownFunctions.has(called)) {
-      return `it calls the unknown function ${quoted(called)}; the on_tcp_connect phase offers standard CEL functions plus inCidrRange and inCidrRanges.`;
+    const known = knownFunctions.get(phase.name);
+    if (called && known && !known.has(called)) {
+      return `it calls the unknown function ${quoted(called)}; the ${phase.name} phase offers standard CEL functions plus ${phase.name === 'on_tcp_connect' ? 'inCidrRange and inCidrRanges' : 'the macros listed in docs/POLICY.md'}.`;
     }
     return `a function is called with arguments of the wrong types (${clipped}).`;
   }
   if (code === 'no_such_key') {
     const field = /No such key: (\S+)/.exec(summary)?.[1] ?? '';
-    return `it reads the field ${quoted(field)}, which does not exist in the on_tcp_connect phase.`;
+    return `it reads the field ${quoted(field)}, which does not exist in the ${phase.name} phase.`;
   }
   // regex.ts words this one completely (and quotes the pattern briefly).
   if (code === INVALID_REGEX_CODE) return summary;

@@ -6,7 +6,7 @@
  */
 import { fillActivation, newActivation, TypedActivation, type PolicyConnection } from './activation.js';
 import { cidrContains, parseCidr, type IpAddress } from './cidr.js';
-import type { CidrList, PolicyProgram, ProgramAction, ValueTemplate } from './program.js';
+import type { CidrList, PolicyProgram, ProgramAction, ProgramRule, ValueTemplate } from './program.js';
 import type { PolicyValue } from './types.js';
 
 export type ActionOutcome = DenyOutcome | RestrictIpsOutcome | LogOutcome;
@@ -110,26 +110,12 @@ function run(program: PolicyProgram, state: State): Verdict {
     const outcome: RuleOutcome = { rule: rule.number, name: rule.name, matched: true, actions: [] };
     verdict.rules.push(outcome);
 
-    for (let i = 0; i < rule.expressions.length; i++) {
-      const expression = rule.expressions[i]!;
-      let value: unknown;
-      try {
-        value = expression.run(typed);
-      } catch (error) {
-        const message = `${clip(expression.text)}: ${messageOf(error)}`;
-        outcome.matched = false;
-        outcome.error = `expression ${i + 1} (${message})`;
-        report(verdict, rule, `expression ${i + 1}`, message);
-        break;
-      }
-      if (value !== true) {
-        outcome.matched = false;
-        if (typeof value !== 'boolean') {
-          const message = `${clip(expression.text)}: produced ${celTypeOf(value)}, not a bool`;
-          outcome.error = `expression ${i + 1} (${message})`;
-          report(verdict, rule, `expression ${i + 1}`, message);
-        }
-        break;
+    const failure = ruleMismatch(rule, typed);
+    if (failure !== undefined) {
+      outcome.matched = false;
+      if (failure !== null) {
+        outcome.error = `${failure.at} (${failure.message})`;
+        report(verdict, rule, failure.at, failure.message);
       }
     }
     if (!outcome.matched) continue;
@@ -165,31 +151,13 @@ function runAction(action: ProgramAction, state: State): ActionOutcome {
     }
     case 'restrict-ips':
       return restrictIps(action, state);
+    default:
+      throw new Error(`internal: ${action.type} is not an on_tcp_connect action`);
   }
 }
 
 function restrictIps(action: Extract<ProgramAction, { type: 'restrict-ips' }>, state: State): RestrictIpsOutcome {
-  const errors: string[] = [];
-  const client = state.client;
-  let decision: 'allow' | 'deny';
-  let matched = '';
-  if (!client) {
-    // The data plane always has the peer's address; failing closed is the only safe answer.
-    decision = 'deny';
-    errors.push(`the client address ${clip(state.typed.raw.conn.client_ip)} is not an IP address`);
-  } else {
-    const denied = lookup(action.deny, client, activationOf(state), errors);
-    if (denied !== undefined) {
-      decision = 'deny';
-      matched = denied;
-    } else if (action.allow.given) {
-      const allowed = lookup(action.allow, client, activationOf(state), errors);
-      decision = allowed === undefined ? 'deny' : 'allow';
-      matched = allowed ?? '';
-    } else {
-      decision = 'allow';
-    }
-  }
+  const { decision, matched, errors } = restrictDecision(action, state.client, state.typed.raw.conn.client_ip, activationOf(state));
   const variables = state.typed.raw.actions.ngrok.restrict_ips;
   variables.action = decision;
   variables.matched_cidr = matched;
@@ -199,6 +167,46 @@ function restrictIps(action: Extract<ProgramAction, { type: 'restrict-ips' }>, s
   const outcome: RestrictIpsOutcome = { type: 'restrict-ips', action: decision, matched_cidr: matched, enforced: action.enforce };
   if (errors.length > 0) outcome.error = errors.join('; ');
   return outcome;
+}
+
+/**
+ * Why a rule does not apply: undefined when every expression is true, null when one is false, or
+ * the run-time error that made one count as false (`at`: `expression 2`).
+ */
+export function ruleMismatch(rule: ProgramRule, activation: Record<string, unknown>): { at: string; message: string } | null | undefined {
+  for (let i = 0; i < rule.expressions.length; i++) {
+    const expression = rule.expressions[i]!;
+    let value: unknown;
+    try {
+      value = expression.run(activation);
+    } catch (error) {
+      return { at: `expression ${i + 1}`, message: `${clip(expression.text)}: ${messageOf(error)}` };
+    }
+    if (value !== true) {
+      return typeof value === 'boolean' ? null : { at: `expression ${i + 1}`, message: `${clip(expression.text)}: produced ${celTypeOf(value)}, not a bool` };
+    }
+  }
+  return undefined;
+}
+
+/** restrict-ips's decision for one client (shared by every phase that runs it). */
+export function restrictDecision(
+  action: Extract<ProgramAction, { type: 'restrict-ips' }>,
+  client: IpAddress | null,
+  clientText: string,
+  activation: Record<string, unknown>,
+): { decision: 'allow' | 'deny'; matched: string; errors: string[] } {
+  const errors: string[] = [];
+  if (!client) {
+    // The data plane always has the peer's address; failing closed is the only safe answer.
+    errors.push(`the client address ${clip(clientText)} is not an IP address`);
+    return { decision: 'deny', matched: '', errors };
+  }
+  const denied = lookup(action.deny, client, activation, errors);
+  if (denied !== undefined) return { decision: 'deny', matched: denied, errors };
+  if (!action.allow.given) return { decision: 'allow', matched: '', errors };
+  const allowed = lookup(action.allow, client, activation, errors);
+  return { decision: allowed === undefined ? 'deny' : 'allow', matched: allowed ?? '', errors };
 }
 
 /** The matching CIDR of a list: the most specific fixed one, else the first interpolated one holding the address. */
@@ -230,7 +238,7 @@ function lookup(list: CidrList, client: IpAddress, activation: Record<string, un
 const staticCache = new WeakMap<Array<[string, ValueTemplate]>, { [key: string]: PolicyValue }>();
 
 /** Metadata without interpolations: built once per program and shared (it is frozen). */
-function staticMetadata(entries: Array<[string, ValueTemplate]>): { [key: string]: PolicyValue } {
+export function staticMetadata(entries: Array<[string, ValueTemplate]>): { [key: string]: PolicyValue } {
   let value = staticCache.get(entries);
   if (!value) {
     value = Object.freeze(buildMap(entries, undefined, [])) as { [key: string]: PolicyValue };
@@ -239,7 +247,7 @@ function staticMetadata(entries: Array<[string, ValueTemplate]>): { [key: string
   return value;
 }
 
-function buildMap(entries: Array<[string, ValueTemplate]>, activation: Record<string, unknown> | undefined, errors: string[]): { [key: string]: PolicyValue } {
+export function buildMap(entries: Array<[string, ValueTemplate]>, activation: Record<string, unknown> | undefined, errors: string[]): { [key: string]: PolicyValue } {
   const out: { [key: string]: PolicyValue } = {};
   for (const [key, template] of entries) {
     const value = build(template, activation, errors);
@@ -249,7 +257,7 @@ function buildMap(entries: Array<[string, ValueTemplate]>, activation: Record<st
   return out;
 }
 
-function build(template: ValueTemplate, activation: Record<string, unknown> | undefined, errors: string[]): PolicyValue {
+export function build(template: ValueTemplate, activation: Record<string, unknown> | undefined, errors: string[]): PolicyValue {
   switch (template.kind) {
     case 'static':
       return template.value;
@@ -322,7 +330,7 @@ function celTypeOf(value: unknown): string {
 }
 
 /** A cel-js error's one-line summary (its message adds a multi-line source excerpt). */
-function messageOf(error: unknown): string {
+export function messageOf(error: unknown): string {
   if (error && typeof error === 'object') {
     const summary = (error as { summary?: unknown }).summary;
     if (typeof summary === 'string') return summary;
@@ -332,6 +340,6 @@ function messageOf(error: unknown): string {
   return String(error);
 }
 
-function clip(text: string): string {
+export function clip(text: string): string {
   return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
 }

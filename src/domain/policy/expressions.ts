@@ -1,11 +1,12 @@
 /**
- * Compiling CEL against the on_tcp_connect environment: rule expressions (ERR_NGROK_2200, must be
+ * Compiling CEL against the environment of the phase being validated (phases.ts): rule expressions (ERR_NGROK_2200, must be
  * bool) and `${...}` interpolations in config strings (ERR_NGROK_2224, any type).
  */
 import { checkCel, describeCelType } from './environment.js';
 import { scanInterpolations } from './interpolation.js';
 import type { Interpolation } from './interpolation.js';
 import { CODES, fail, quoted } from './problem.js';
+import { currentPhase } from './phases.js';
 
 /** `where` is a message prefix such as `Rule 1 ("x"), expression 2, line 4`. */
 export function checkRuleExpression(where: string, expression: string): void {
@@ -13,7 +14,7 @@ export function checkRuleExpression(where: string, expression: string): void {
   if (!result.ok) {
     fail(
       CODES.celInvalid,
-      `${where}: the expression ${quoted(expression)} is not valid in the on_tcp_connect phase: ${result.reason}`,
+      `${where}: the expression ${quoted(expression)} is not valid in the ${currentPhase().name} phase: ${result.reason}`,
     );
   }
   if (result.type !== 'bool') {

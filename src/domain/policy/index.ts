@@ -19,9 +19,18 @@ export type {
 } from './types.js';
 
 /** Evaluation (TUNNELS.md §5): compile once per policy version, evaluate per connection. */
-export { compilePolicy } from './program.js';
+export { compilePolicy, concatPrograms } from './program.js';
+export { OPTIONS_AS_RULES, optionsDocument } from './endpoint-options.js';
 export type { PolicyCompilation, PolicyProgram, ProgramRule, ProgramAction } from './program.js';
 export { evaluate } from './evaluate.js';
 export type { ActionOutcome, DenyOutcome, EvaluationError, LogOutcome, RestrictIpsOutcome, RuleOutcome, Verdict } from './evaluate.js';
 export type { PolicyConnection, PolicyEndpoint } from './activation.js';
 export { CidrSet } from './cidr.js';
+export { PHASES, type EndpointKind, type PhaseDescriptor, type PhaseName } from './phases.js';
+
+/** The HTTP phases (HTTP-POLICY.md): evaluated per request and per answer. */
+export { evaluateHttpRequest, evaluateHttpResponse, recordAnswer } from './http-evaluate.js';
+export { CircuitBreakers } from './circuit-breakers.js';
+export type { HttpAnswer, HttpDecision, HttpPolicyContext, TakenAction } from './http-evaluate.js';
+export type { PolicyHttpRequest, PolicyHttpResponse } from './http-activation.js';
+export { RateBuckets } from './rate-buckets.js';

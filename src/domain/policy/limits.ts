@@ -33,3 +33,24 @@ export const CEL_LIMITS = {
   maxMapEntries: 100,
   maxCallArguments: 32,
 } as const;
+
+/** HTTP actions (HTTP-POLICY.md §2; docs/POLICY.md "HTTP actions" lists each with its source). */
+export const HTTP_ACTION_LIMITS = {
+  /** add-headers / remove-headers / custom-response and redirect headers: entries per action. */
+  headers: 50,
+  /** A header value written in a policy, in UTF-8 bytes (before interpolation). */
+  headerValueBytes: 8192,
+  /** custom-response body, in UTF-8 bytes. */
+  bodyBytes: 10_240,
+  /** basic-auth: the reference's "up to 10" credentials, passwords of 8 to 128 characters. */
+  credentials: 10,
+  passwordMinChars: 8,
+  passwordMaxChars: 128,
+  /** rate-limit: at most this many bucket_key entries; capacity 1 … 1e9; rate 1 s … 24 h. */
+  bucketKeys: 10,
+  capacityMax: 1_000_000_000,
+  rateMinSeconds: 1,
+  rateMaxSeconds: 86_400,
+  /** set-vars: variables set by one action. */
+  vars: 50,
+} as const;

@@ -4,7 +4,9 @@
  * into CidrSets, `${...}` templates split into literal text and compiled expressions.
  */
 import { CidrSet, parseCidr } from './cidr.js';
-import { checkCel, type CompiledCel } from './environment.js';
+import { checkCel, compiledKey, type CompiledCel } from './environment.js';
+import { PHASE_ORDER, PHASES, type PhaseDescriptor, type PhaseName } from './phases.js';
+import { compileHttpAction, type HttpProgramAction, type StringTemplate } from './http-program.js';
 import { scanInterpolations } from './interpolation.js';
 import { compiledDuring, validatePolicy } from './validate.js';
 import type { PolicyError, PolicyValue, ValidatePolicyOptions, ValidatedAction, ValidatedPolicy } from './types.js';
@@ -32,9 +34,10 @@ export interface CidrList {
 }
 
 export type ProgramAction =
-  | { type: 'deny' }
+  | { type: 'deny'; status?: number }
   | { type: 'log'; metadata: Array<[string, ValueTemplate]>; fixed: boolean }
-  | { type: 'restrict-ips'; allow: CidrList; deny: CidrList; enforce: boolean };
+  | { type: 'restrict-ips'; allow: CidrList; deny: CidrList; enforce: boolean }
+  | Exclude<HttpProgramAction, { type: 'deny' }>;
 
 export interface ProgramRule {
   /** 1-based position in the phase. */
@@ -46,7 +49,9 @@ export interface ProgramRule {
 
 /** A compiled policy; immutable and safe to share between connections. */
 export interface PolicyProgram {
+  /** The on_tcp_connect rules (`phases.on_tcp_connect`). */
   readonly rules: readonly ProgramRule[];
+  readonly phases: { readonly [P in PhaseName]: readonly ProgramRule[] };
   /** The validated policy it was compiled from. */
   readonly policy: ValidatedPolicy;
 }
@@ -71,30 +76,34 @@ export function compilePolicy(input: string | ValidatedPolicy, options?: Validat
 
 function compileValidated(policy: ValidatedPolicy): PolicyProgram {
   const known = compiledDuring(policy);
-  const compile = (text: string): CompiledExpression => {
-    const found = known?.get(text);
-    if (found) return { text, run: found };
-    const check = checkCel(text);
-    if (!check.ok) throw new Error(`The policy was not validated: the expression ${JSON.stringify(text)} is not valid: ${check.reason}`);
-    return { text, run: check.compiled };
+  const compilePhase = (phase: PhaseDescriptor): readonly ProgramRule[] => {
+    const compile = (text: string): CompiledExpression => {
+      const found = known?.get(compiledKey(phase, text));
+      if (found) return { text, run: found };
+      const check = checkCel(text, phase);
+      if (!check.ok) throw new Error(`The policy was not validated: the expression ${JSON.stringify(text)} is not valid: ${check.reason}`);
+      return { text, run: check.compiled };
+    };
+    const rules = (policy.phases?.[phase.name] ?? (phase.name === 'on_tcp_connect' ? policy.rules : [])).map(
+      (rule, index): ProgramRule => ({
+        number: index + 1,
+        name: rule.name,
+        expressions: rule.expressions.map(compile),
+        actions: rule.actions.map((action, a) => compileAction(action, compile, `${phase.name} rule ${index + 1} action ${a + 1}`)),
+      }),
+    );
+    return Object.freeze(rules);
   };
-  const rules = policy.rules.map(
-    (rule, index): ProgramRule => ({
-      number: index + 1,
-      name: rule.name,
-      expressions: rule.expressions.map(compile),
-      actions: rule.actions.map((action) => compileAction(action, compile)),
-    }),
-  );
-  return Object.freeze({ rules: Object.freeze(rules), policy });
+  const phases = Object.fromEntries(PHASE_ORDER.map((name) => [name, compilePhase(PHASES[name])])) as Record<PhaseName, readonly ProgramRule[]>;
+  return Object.freeze({ rules: phases.on_tcp_connect, phases: Object.freeze(phases), policy });
 }
 
 type Compile = (text: string) => CompiledExpression;
 
-function compileAction(action: ValidatedAction, compile: Compile): ProgramAction {
+function compileAction(action: ValidatedAction, compile: Compile, id: string): ProgramAction {
   switch (action.type) {
     case 'deny':
-      return { type: 'deny' };
+      return action.config === null ? { type: 'deny' } : { type: 'deny', status: action.config.status_code };
     case 'log': {
       const metadata = Object.entries(action.config.metadata).map(([key, value]): [string, ValueTemplate] => [key, template(value, compile)]);
       return { type: 'log', metadata, fixed: metadata.every(([, t]) => t.kind === 'static') };
@@ -106,6 +115,8 @@ function compileAction(action: ValidatedAction, compile: Compile): ProgramAction
         deny: cidrList(action.config.deny, compile),
         enforce: action.config.enforce,
       };
+    default:
+      return compileHttpAction(action, (value) => template(value, compile) as StringTemplate, id) as ProgramAction;
   }
 }
 
@@ -164,4 +175,10 @@ function frozenCopy(value: PolicyValue): PolicyValue {
     return Object.freeze(out);
   }
   return value;
+}
+
+/** `first`'s rules, then `second`'s, phase by phase (the agents' options before their policy). */
+export function concatPrograms(first: PolicyProgram, second: PolicyProgram): PolicyProgram {
+  const phases = Object.fromEntries(PHASE_ORDER.map((name) => [name, Object.freeze([...first.phases[name], ...second.phases[name]])])) as Record<PhaseName, readonly ProgramRule[]>;
+  return Object.freeze({ rules: phases.on_tcp_connect, phases: Object.freeze(phases), policy: second.policy });
 }

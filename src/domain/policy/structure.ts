@@ -1,11 +1,13 @@
 /**
  * The shape of a policy document: top-level phases, rules and actions, without judging what the
- * actions or expressions mean. Shape problems are ERR_NGROK_2236, except an HTTP phase (2230).
+ * actions or expressions mean. Shape problems are ERR_NGROK_2236, except a phase the endpoint
+ * kind does not run (2230).
  * Rules and actions are numbered from 1 in every message.
  */
 import type { MapNode, TreeNode } from './parse.js';
 import { CODES, fail, kindOf, quoted, subjectNoun, utf8Bytes } from './problem.js';
 import { MAX_RULE_NAME_BYTES } from './limits.js';
+import { phaseOfKey, phasesText, type EndpointKind, type PhaseDescriptor } from './phases.js';
 
 export interface RawExpression {
   text: string;
@@ -33,9 +35,6 @@ export interface RawRule {
   actions: RawAction[] | null;
 }
 
-export const TCP_PHASE = 'on_tcp_connect';
-const LEGACY_TCP_PHASE = 'inbound';
-const HTTP_PHASES = new Set(['on_http_request', 'on_http_response', 'outbound']);
 const RULE_KEYS = ['name', 'expressions', 'actions'];
 const ACTION_KEYS = ['type', 'config'];
 
@@ -48,46 +47,49 @@ export function actionLabel(rule: RawRule, action: { number: number }): string {
   return `${ruleLabel(rule.number, rule.name)}, action ${action.number}`;
 }
 
-/** Reads the top level and the rules of the on_tcp_connect phase (or its legacy name inbound). */
-export function readRules(root: TreeNode | null): RawRule[] {
-  if (root === null) return [];
-  if (root.kind === 'scalar' && root.value === null) return [];
+/** The rules of each phase the document holds, refusing a phase `kind` does not run (2230). */
+export function readPhases(root: TreeNode | null, kind: EndpointKind): Map<PhaseDescriptor, RawRule[]> {
+  const phases = new Map<PhaseDescriptor, RawRule[]>();
+  if (root === null) return phases;
+  if (root.kind === 'scalar' && root.value === null) return phases;
   if (root.kind !== 'map') {
     fail(
       CODES.malformed,
       `The top level of the traffic policy (line ${root.line}) must be a mapping of phase names to lists of rules, such as "on_tcp_connect: [...]", but it is ${kindOf(scalarOrKind(root))}.`,
     );
   }
-  let phase: { key: string; value: TreeNode } | undefined;
+  const keys = new Map<PhaseDescriptor, string>();
   for (const entry of root.entries) {
-    if (entry.key === TCP_PHASE || entry.key === LEGACY_TCP_PHASE) {
-      if (phase) {
-        fail(
-          CODES.malformed,
-          `The traffic policy has both ${TCP_PHASE} and its legacy synonym ${LEGACY_TCP_PHASE} (line ${entry.line}); keep only ${TCP_PHASE}.`,
-        );
-      }
-      phase = { key: entry.key, value: entry.value };
-    } else if (HTTP_PHASES.has(entry.key)) {
-      fail(
-        CODES.phaseNotAllowed,
-        `The phase ${entry.key} (line ${entry.line}) is not available on ${subjectNoun()}; ${subjectNoun()} has only the ${TCP_PHASE} phase.`,
-      );
-    } else {
+    const phase = phaseOfKey(entry.key, kind);
+    if (!phase) {
       fail(
         CODES.malformed,
-        `The top-level key ${quoted(entry.key)} (line ${entry.line}) is not a phase; the policy of ${subjectNoun()} has only ${TCP_PHASE} (or its legacy name ${LEGACY_TCP_PHASE}).`,
+        `The top-level key ${quoted(entry.key)} (line ${entry.line}) is not a phase; the policy of ${subjectNoun()} has only ${phasesText(kind)} (or the legacy names inbound and outbound).`,
       );
     }
+    if (!phase.runsOn.has(kind)) {
+      fail(
+        CODES.phaseNotAllowed,
+        `The phase ${entry.key} (line ${entry.line}) is not available on ${subjectNoun()}; ${subjectNoun()} has only the ${phasesText(kind)} phase${phasesText(kind).includes(' and ') ? 's' : ''}.`,
+      );
+    }
+    const earlier = keys.get(phase);
+    if (earlier !== undefined) {
+      fail(
+        CODES.malformed,
+        `The traffic policy has both ${earlier} and ${entry.key} (line ${entry.line}), two names of the ${phase.name} phase; keep only ${phase.name}.`,
+      );
+    }
+    keys.set(phase, entry.key);
+    phases.set(phase, readPhaseRules(entry.key, entry.value));
   }
-  if (!phase) return [];
-  const value = phase.value;
+  return phases;
+}
+
+function readPhaseRules(key: string, value: TreeNode): RawRule[] {
   if (value.kind === 'scalar' && value.value === null) return [];
   if (value.kind !== 'seq') {
-    fail(
-      CODES.malformed,
-      `The phase ${phase.key} (line ${value.line}) must be a list of rules, but it is ${kindOf(scalarOrKind(value))}.`,
-    );
+    fail(CODES.malformed, `The phase ${key} (line ${value.line}) must be a list of rules, but it is ${kindOf(scalarOrKind(value))}.`);
   }
   return value.items.map((item, index) => readRule(item, index + 1));
 }

@@ -2,6 +2,7 @@
  * Public shapes of the traffic policy validator (SPEC §7.3). The validator turns a policy
  * document (a string) into either a normalized policy or the first error found in it.
  */
+import type { EndpointKind, PhaseName } from './phases.js';
 
 /** The first problem found in a policy document; `code` is one of the ERR_NGROK_22xx codes. */
 export interface PolicyError {
@@ -14,8 +15,8 @@ export type PolicyValue = string | number | boolean | null | PolicyValue[] | { [
 
 export interface DenyAction {
   type: 'deny';
-  /** deny takes no configuration. */
-  config: null;
+  /** No configuration in on_tcp_connect; in HTTP phases the answer's status (default 403). */
+  config: null | { status_code: number };
 }
 
 export interface LogAction {
@@ -37,7 +38,34 @@ export interface RestrictIpsAction {
   };
 }
 
-export type ValidatedAction = DenyAction | LogAction | RestrictIpsAction;
+export type CompressionAlgorithm = 'gzip' | 'br' | 'deflate';
+
+/** Header names and values as written (values may hold `${...}`). */
+export type HeaderList = Array<[string, string]>;
+
+/** The actions only HTTP phases have (HTTP-POLICY.md §2); configs normalized, defaults filled in. */
+export type HttpAction =
+  | DenyAction
+  | { type: 'add-headers'; config: { headers: HeaderList } }
+  /** Lower-case names. */
+  | { type: 'remove-headers'; config: { headers: string[] } }
+  | { type: 'custom-response'; config: { status_code: number; body: string; headers: HeaderList } }
+  | { type: 'redirect'; config: { from: string | null; to: string; status_code: number; headers: HeaderList } }
+  | { type: 'url-rewrite'; config: { from: string | null; to: string } }
+  | { type: 'set-vars'; config: { vars: Array<[string, PolicyValue]> } }
+  | {
+      type: 'circuit-breaker';
+      config: { error_threshold: number; volume_threshold: number; window_duration: number; tripped_duration: number; num_buckets: number };
+    }
+  /** Algorithms in the order preferred when the client rates several equally. */
+  | { type: 'compress-response'; config: { algorithms: CompressionAlgorithm[] } }
+  | { type: 'basic-auth'; config: { credentials: Array<{ username: string; password: string }>; realm: string; enforce: boolean } }
+  | {
+      type: 'rate-limit';
+      config: { name: string; algorithm: 'sliding_window'; capacity: number; rate: string; rateSeconds: number; bucket_key: string[] };
+    };
+
+export type ValidatedAction = LogAction | RestrictIpsAction | HttpAction;
 
 export interface ValidatedRule {
   /** null when the rule has no `name`. */
@@ -48,9 +76,11 @@ export interface ValidatedRule {
   actions: ValidatedAction[];
 }
 
-/** The normalized `on_tcp_connect` phase (the legacy `inbound` key lands here too). */
+/** The normalized rules of every phase (a phase the document lacks has none). */
 export interface ValidatedPolicy {
+  /** The on_tcp_connect rules (`phases.on_tcp_connect`), which the connection gate runs. */
   rules: ValidatedRule[];
+  phases: Readonly<Record<PhaseName, ValidatedRule[]>>;
 }
 
 export type PolicyValidation = { ok: true; policy: ValidatedPolicy } | { ok: false; error: PolicyError };
@@ -63,6 +93,11 @@ export interface ValidatePolicyOptions {
    * an agent sends with a bind (whose HTTP phases are refused too, but not "on a TLS edge").
    */
   subject?: PolicySubject;
+  /**
+   * The kind of endpoint whose policy it is, which decides the phases it may hold
+   * (phases.ts); default a TLS edge's module, or a TCP endpoint when `subject` is `endpoint`.
+   */
+  endpoint?: EndpointKind;
 }
 
 export type PolicySubject = 'edge' | 'endpoint';

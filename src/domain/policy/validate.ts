@@ -4,19 +4,24 @@
  * Order of checks, so that the reported error is predictable:
  *   1. size (2221) — before any parsing;
  *   2. YAML/JSON syntax (2236, with the line);
- *   3. top-level keys in document order (2236 unknown / both names, 2230 HTTP phase);
- *   4. the shape of every rule and action of the phase (2236);
- *   5. the number of rules (2264);
- *   6. each rule in order: actions present (2206), expressions (2200), then each action in
- *      order: type (2201/2202), reachability (2207), config (2203/2204/2217/2224).
+ *   3. top-level keys in document order (2236 unknown / both names, 2230 a phase the endpoint
+ *      kind does not run: phases.ts);
+ *   4. the shape of every rule and action of every phase (2236);
+ *   5. the number of rules of each phase (2264);
+ *   6. phase by phase (on_tcp_connect, on_http_request, on_http_response), each rule in order:
+ *      actions present (2206), expressions (2200), then each action in order: type (2201/2202),
+ *      reachability (2207), config (2203/2204/2217/2224).
+ *   7. per phase, the worst-case cost of all its expressions together (2200, cost.ts).
  */
 import { POLICY_MAX_BYTES, DEFAULT_MAX_RULES } from './limits.js';
 import { parseTree } from './parse.js';
 import { CODES, PolicyProblem, fail, utf8Bytes, withSubject } from './problem.js';
-import { readRules, ruleLabel, TCP_PHASE } from './structure.js';
+import { readPhases, ruleLabel, type RawRule } from './structure.js';
 import { validateActions } from './actions.js';
 import { checkRuleExpression } from './expressions.js';
-import { collectCompiled, type CompiledCel } from './environment.js';
+import { collectCompiled, compiledKey, type CompiledCel } from './environment.js';
+import { checkPolicyCost } from './cost.js';
+import { PHASE_ORDER, PHASES, withPhase, type EndpointKind, type PhaseDescriptor, type PhaseName } from './phases.js';
 import type { PolicyValidation, ValidatePolicyOptions, ValidatedPolicy, ValidatedRule } from './types.js';
 
 /**
@@ -32,8 +37,10 @@ export function compiledDuring(policy: ValidatedPolicy): ReadonlyMap<string, Com
 
 export function validatePolicy(source: string, options?: ValidatePolicyOptions): PolicyValidation {
   try {
-    const { result: rules, compiled } = collectCompiled(() => withSubject(options?.subject, () => validate(source, maxRulesOf(options))));
-    const policy: ValidatedPolicy = { rules };
+    const kind = endpointKindOf(options);
+    const { result: phases, compiled } = collectCompiled(() => withSubject(options?.subject, () => validate(source, maxRulesOf(options), kind)));
+    for (const name of PHASE_ORDER) checkPolicyCost(phases[name], (expression) => compiled.get(compiledKey(PHASES[name], expression)));
+    const policy: ValidatedPolicy = { rules: phases.on_tcp_connect, phases };
     compiledByPolicy.set(policy, compiled);
     return { ok: true, policy };
   } catch (error) {
@@ -56,7 +63,12 @@ function maxRulesOf(options: ValidatePolicyOptions | undefined): number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : DEFAULT_MAX_RULES;
 }
 
-function validate(source: unknown, maxRules: number): ValidatedRule[] {
+/** The endpoint kind asked for; else a TLS edge's module, or a TCP endpoint (only on_tcp_connect) for an unnamed endpoint. */
+function endpointKindOf(options: ValidatePolicyOptions | undefined): EndpointKind {
+  return options?.endpoint ?? (options?.subject === 'endpoint' ? 'tcp' : 'tls-edge');
+}
+
+function validate(source: unknown, maxRules: number, kind: EndpointKind): Record<PhaseName, ValidatedRule[]> {
   if (typeof source !== 'string') fail(CODES.malformed, 'The traffic policy must be a string holding a YAML or JSON document.');
   // Every UTF-16 unit is at least one UTF-8 byte, so a longer string is too large without counting.
   const bytes = source.length > POLICY_MAX_BYTES ? source.length : utf8Bytes(source);
@@ -67,29 +79,35 @@ function validate(source: unknown, maxRules: number): ValidatedRule[] {
     );
   }
 
-  const rules = readRules(parseTree(source));
-  if (rules.length > maxRules) {
-    fail(
-      CODES.tooManyRules,
-      `The ${TCP_PHASE} phase has ${rules.length} rules, but a policy may have at most ${maxRules}; combine or remove rules.`,
-    );
-  }
-
-  return rules.map((rule): ValidatedRule => {
-    const label = ruleLabel(rule.number, rule.name);
-    if (!rule.actions || rule.actions.length === 0) {
+  const raw = readPhases(parseTree(source), kind);
+  // Rule counts first, in phase order, before any rule's content: the cheapest check of the largest problem.
+  for (const [phase, rules] of raw) {
+    if (rules.length > maxRules) {
       fail(
-        CODES.noActions,
-        `${label}, line ${rule.line}: the rule has no actions; give it at least one, for example "actions: [{type: deny}]".`,
+        CODES.tooManyRules,
+        `The ${phase.name} phase has ${rules.length} rules, but a policy may have at most ${maxRules}; combine or remove rules.`,
       );
     }
-    rule.expressions.forEach((expression, index) =>
-      checkRuleExpression(`${label}, expression ${index + 1}, line ${expression.line}`, expression.text),
-    );
-    return {
-      name: rule.name,
-      expressions: rule.expressions.map((e) => e.text),
-      actions: validateActions(rule, rule.actions),
-    };
-  });
+  }
+  const result = { on_tcp_connect: [], on_http_request: [], on_http_response: [] } as Record<PhaseName, ValidatedRule[]>;
+  for (const name of PHASE_ORDER) {
+    const rules = raw.get(PHASES[name]);
+    if (rules) result[name] = withPhase(PHASES[name], () => rules.map((rule) => validateRule(rule, PHASES[name])));
+  }
+  return result;
+}
+
+function validateRule(rule: RawRule, phase: PhaseDescriptor): ValidatedRule {
+  const label = ruleLabel(rule.number, rule.name);
+  if (!rule.actions || rule.actions.length === 0) {
+    fail(CODES.noActions, `${label}, line ${rule.line}: the rule has no actions; give it at least one, for example "actions: [{type: deny}]".`);
+  }
+  rule.expressions.forEach((expression, index) =>
+    checkRuleExpression(`${label}, expression ${index + 1}, line ${expression.line}`, expression.text),
+  );
+  return {
+    name: rule.name,
+    expressions: rule.expressions.map((e) => e.text),
+    actions: validateActions(rule, rule.actions, phase),
+  };
 }

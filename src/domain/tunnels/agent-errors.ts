@@ -97,4 +97,10 @@ export const agentErrors = {
     new AgentRefusal(0, `PoolingEnabled cannot change while the endpoint is online (it is ${current}); stop the endpoint and start it again with the new setting.`),
   labeledPolicy: () => new AgentRefusal(0, 'A labeled tunnel takes no traffic policy: the traffic policy module of its edge applies.'),
   shuttingDown: () => new AgentRefusal(109, 'This burrow server is shutting down; reconnect to another one.'),
+  // ngrok documents no code for failed logins; 717 is its connection rate limit of unauthenticated sessions
+  tooManyFailedAuths: (waitSeconds: number) =>
+    new AgentRefusal(
+      717,
+      `This unauthenticated ngrok session has reached its connection rate limit.\nToo many failed authentications from your address: try again in ${waitSeconds} s.`,
+    ),
 } as const;

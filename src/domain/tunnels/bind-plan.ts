@@ -3,6 +3,7 @@ import { agentErrors, AgentRefusal } from './agent-errors.js';
 import { checkLabels, publicUrl, rememberedAsk, resolveBindTarget, type BindAsk, type BindProto, type BindTarget, type BoundTarget, type EdgeSettings } from './binds.js';
 import { compileBindPolicy, NO_POLICY, type ConnectionPolicy, type IpRestrictionOption } from './connection-policy.js';
 import { readRebindToken, rebindToken } from './tokens.js';
+import { OPTIONS_AS_RULES } from '../policy/index.js';
 import type { Endpoint, Tunnel } from './types.js';
 
 /**
@@ -30,6 +31,7 @@ const UNSERVED_OPTIONS: ReadonlySet<string> = new Set([
   'TLSTermination',
 ]);
 const PROTOS: ReadonlySet<string> = new Set(['http', 'https', 'tcp', 'tls']);
+const NO_OPTIONS: ReadonlySet<string> = new Set();
 
 /** What an agent's Bind asks, as read by the protocol layer. */
 export interface BindRequestFacts {
@@ -50,6 +52,8 @@ export interface BindRequestFacts {
   readonly poolingEnabled: boolean;
   readonly forwardsTo: string;
   readonly metadata: string;
+  /** The bind's `Opts`: on http and https, the options of OPTIONS_AS_RULES become rules (HTTP-POLICY.md §4). */
+  readonly endpointOptions?: Readonly<Record<string, unknown>>;
 }
 
 /** The session a bind arrives on, as the plan needs it. */
@@ -129,7 +133,8 @@ export function planBind(request: BindRequestFacts, session: BindingSession, rul
   const credential = { id: session.credentialId, accountId: session.accountId, acl: session.acl ?? [] };
   const ask: BindAsk = { proto, hostname: request.hostname, domain: request.domain, subdomain: request.subdomain, addr: request.addr };
   const own = attempt(() => resolveBindTarget(ask, credential, rules.edge));
-  const policy = attempt(() => compileBindPolicy(request.trafficPolicy ?? undefined, request.ipRestriction, rules.maxPolicyRules));
+  const http = proto === 'http' || proto === 'https';
+  const policy = attempt(() => compileBindPolicy(request.trafficPolicy ?? undefined, request.ipRestriction, rules.maxPolicyRules, proto, http ? request.endpointOptions : undefined));
   if (policy instanceof AgentRefusal) return refused(own instanceof AgentRefusal ? own : policy);
   const previous = previousServed || !request.id.startsWith('tn_') ? undefined : readRebindToken(session.tokenHash, request.id, request.token);
   const remembered = previous?.target ? rememberedAsk(ask, previous.target, rules.edge.publicHost) : undefined;
@@ -235,7 +240,8 @@ function sessionRefusal(session: BindingSession, rules: BindRules): AgentRefusal
 }
 
 function unservedOption(request: BindRequestFacts, proto: BindProto): string | undefined {
-  const unserved = request.otherOptions.find((name) => UNSERVED_OPTIONS.has(name) && (name !== 'TLSTermination' || proto === 'tls'));
+  const asRules = proto === 'http' || proto === 'https' ? OPTIONS_AS_RULES : NO_OPTIONS;
+  const unserved = request.otherOptions.find((name) => UNSERVED_OPTIONS.has(name) && !asRules.has(name) && (name !== 'TLSTermination' || proto === 'tls'));
   if (unserved !== undefined) return unserved;
   if (request.ipPolicyRef !== '') return 'IPPolicyRef';
   // Every endpoint here is public: an internal (or other) binding would be served to anyone.

@@ -1,5 +1,6 @@
-import { compilePolicy, evaluate, type PolicyConnection, type PolicyProgram, type PolicySubject, type Verdict } from '../policy/index.js';
-import { AgentRefusal } from './agent-errors.js';
+import { compilePolicy, evaluate, type EndpointKind, type PolicyConnection, type PolicyProgram, type PolicySubject, type Verdict } from '../policy/index.js';
+import { AgentRefusal, agentErrors } from './agent-errors.js';
+import { concatPrograms, optionsDocument } from '../policy/index.js';
 
 /**
  * What decides whether one public connection may reach its tunnel (TUNNELS.md §5): the bind's
@@ -9,9 +10,11 @@ import { AgentRefusal } from './agent-errors.js';
 export interface ConnectionPolicy {
   readonly ipRestriction: PolicyProgram | undefined;
   readonly policy: PolicyProgram | undefined;
+  /** The bind's served endpoint options (BasicAuth, RequestHeaders, …) as rules, run before `policy`'s HTTP phases. */
+  readonly options?: PolicyProgram | undefined;
 }
 
-export const NO_POLICY: ConnectionPolicy = Object.freeze({ ipRestriction: undefined, policy: undefined });
+export const NO_POLICY: ConnectionPolicy = Object.freeze({ ipRestriction: undefined, policy: undefined, options: undefined });
 
 export interface IpRestrictionOption {
   readonly allowCidrs: readonly string[];
@@ -21,18 +24,39 @@ export interface IpRestrictionOption {
 /**
  * Compiles a bind's IPRestriction and TrafficPolicy, refusing the bind with the policy error's
  * code and message when either is invalid (the same validation as the REST API's; messages name
- * `subject`, an endpoint unless a TLS edge's module is compiled).
+ * `subject`, an endpoint unless a TLS edge's module is compiled). `kind` decides the phases the
+ * policy may hold (an HTTP phase on a tcp or tls endpoint is ERR_NGROK_2230).
  */
 export function compileBindPolicy(
   trafficPolicy: string | undefined,
   ipRestriction: IpRestrictionOption | null | undefined,
   maxRules: number,
-  subject: PolicySubject = 'endpoint',
+  kind: EndpointKind,
+  endpointOptions?: Readonly<Record<string, unknown>>,
 ): ConnectionPolicy {
+  const subject: PolicySubject = kind === 'tls-edge' ? 'edge' : 'endpoint';
   return {
     ipRestriction: ipRestriction && (ipRestriction.allowCidrs.length > 0 || ipRestriction.denyCidrs.length > 0) ? compileIpRestriction(ipRestriction) : undefined,
-    policy: trafficPolicy === undefined || trafficPolicy === '' ? undefined : compileOrRefuse(trafficPolicy, maxRules, subject),
+    policy: trafficPolicy === undefined || trafficPolicy === '' ? undefined : compileOrRefuse(trafficPolicy, maxRules, subject, kind),
+    options: endpointOptions === undefined ? undefined : compileOptions(endpointOptions, kind),
   };
+}
+
+/** HTTP-POLICY.md §4: the served endpoint options as a program of the same engine (no rule limit: the agent wrote no policy). */
+function compileOptions(opts: Readonly<Record<string, unknown>>, kind: EndpointKind): PolicyProgram | undefined {
+  const options = optionsDocument(opts);
+  if (!options.ok) throw agentErrors.unservedOption(`${options.option} (${options.message})`, kind);
+  return options.document === undefined ? undefined : compileOrRefuse(options.document, 1000, 'endpoint', kind);
+}
+
+/** The HTTP phases an endpoint runs: its options' rules, then its policy's (one program, built once per pair). */
+const combined = new WeakMap<ConnectionPolicy, PolicyProgram | undefined>();
+
+export function httpProgram(policy: ConnectionPolicy): PolicyProgram | undefined {
+  if (policy.options === undefined) return policy.policy;
+  if (policy.policy === undefined) return policy.options;
+  if (!combined.has(policy)) combined.set(policy, concatPrograms(policy.options, policy.policy));
+  return combined.get(policy);
 }
 
 function compileIpRestriction(option: IpRestrictionOption): PolicyProgram {
@@ -40,11 +64,11 @@ function compileIpRestriction(option: IpRestrictionOption): PolicyProgram {
   if (option.allowCidrs.length > 0) config.allow = [...option.allowCidrs];
   if (option.denyCidrs.length > 0) config.deny = [...option.denyCidrs];
   const document = JSON.stringify({ on_tcp_connect: [{ name: 'IPRestriction', actions: [{ type: 'restrict-ips', config }] }] });
-  return compileOrRefuse(document, 1, 'endpoint');
+  return compileOrRefuse(document, 1, 'endpoint', 'tcp');
 }
 
-function compileOrRefuse(document: string, maxRules: number, subject: PolicySubject): PolicyProgram {
-  const compiled = compilePolicy(document, { maxRules, subject });
+function compileOrRefuse(document: string, maxRules: number, subject: PolicySubject, endpoint: EndpointKind): PolicyProgram {
+  const compiled = compilePolicy(document, { maxRules, subject, endpoint });
   if (compiled.ok) return compiled.program;
   throw new AgentRefusal(Number(compiled.error.code.replace('ERR_NGROK_', '')), compiled.error.message);
 }

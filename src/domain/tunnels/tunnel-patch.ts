@@ -1,5 +1,6 @@
 import { agentErrors } from './agent-errors.js';
 import { compileBindPolicy, type ConnectionPolicy } from './connection-policy.js';
+import type { EndpointKind } from '../policy/index.js';
 
 /** PatchTunnelState (AGENT-PROTOCOL.md §5, type 10): what the agent asks to change; null = unchanged. */
 export interface TunnelPatch {
@@ -15,6 +16,8 @@ export interface PatchedTunnelState {
   readonly labeled: boolean;
   readonly poolingEnabled: boolean;
   readonly policy: ConnectionPolicy;
+  /** The endpoint's kind (the scheme of its URL; tcp for a labeled tunnel, whose patch is refused anyway). */
+  readonly kind: EndpointKind;
 }
 
 /** What to apply: a new policy (the bind's IP restriction kept) when the traffic policy changes. */
@@ -36,8 +39,8 @@ export function planTunnelPatch(patch: TunnelPatch, current: PatchedTunnelState,
   let policy: ConnectionPolicy | undefined;
   if (patch.trafficPolicy !== null) {
     if (current.labeled) throw agentErrors.labeledPolicy();
-    const compiled = compileBindPolicy(patch.trafficPolicy, undefined, maxPolicyRules);
-    policy = { ipRestriction: current.policy.ipRestriction, policy: compiled.policy };
+    const compiled = compileBindPolicy(patch.trafficPolicy, undefined, maxPolicyRules, current.kind);
+    policy = { ipRestriction: current.policy.ipRestriction, policy: compiled.policy, options: current.policy.options };
   }
   return {
     policy,

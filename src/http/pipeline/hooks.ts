@@ -14,6 +14,8 @@ export interface GateOptions {
   checkRoute: (request: FastifyRequest) => void;
   /** Whether the Host header builds uri fields (no PUBLIC_URL). */
   hostMakesUris: boolean;
+  /** The console's session cookie, tried when there is no Authorization header (undefined: none). */
+  sessionAuth?: ((request: FastifyRequest) => Promise<Principal> | undefined) | undefined;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface GateOptions {
  * cached, because it runs on every request.
  */
 export function registerRequestGate(app: FastifyInstance, options: GateOptions): void {
-  const { authenticator, rateLimiter, checkRoute, hostMakesUris } = options;
+  const { authenticator, rateLimiter, checkRoute, hostMakesUris, sessionAuth } = options;
   app.decorateRequest('principal', null as unknown as Principal);
 
   const admit = (request: FastifyRequest, principal: Principal) => {
@@ -38,7 +40,8 @@ export function registerRequestGate(app: FastifyInstance, options: GateOptions):
       checkHostHeader(request, hostMakesUris);
       dropContentTypeOfEmptyBody(request);
       if (request.routeOptions.config.public) return done();
-      const principal = authenticator.authenticate(request.headers.authorization);
+      const header = request.headers.authorization;
+      const principal = (header === undefined ? sessionAuth?.(request) : undefined) ?? authenticator.authenticate(header);
       if (!(principal instanceof Promise)) {
         admit(request, principal);
         return done();

@@ -5,6 +5,7 @@ import { tlsEdges } from './002_tls_edges.js';
 import { rateLimitCounts } from './003_rate_limit_counts.js';
 import { tunnels } from './004_tunnels.js';
 import { tunnelGroups } from './005_tunnel_groups.js';
+import { consoleSessions } from './006_console.js';
 import { reservedNames } from './010_reserved_names.js';
 import { acme } from './012_acme.js';
 
@@ -16,6 +17,7 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '003_rate_limit_counts': rateLimitCounts(dialect),
     '004_tunnels': tunnels(dialect),
     '005_tunnel_groups': tunnelGroups(dialect),
+    '006_console': consoleSessions(dialect),
     '010_reserved_names': reservedNames(dialect),
     '012_acme': acme(dialect),
   };

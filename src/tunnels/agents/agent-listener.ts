@@ -1,5 +1,7 @@
+import type { Socket } from 'node:net';
 import tls from 'node:tls';
 import type { AgentSessions } from './agent-sessions.js';
+import type { TlsFailureLog } from './tls-failures.js';
 
 const MIN_VERSION = 'TLSv1.2';
 
@@ -22,6 +24,7 @@ export class AgentListener {
   constructor(
     private readonly options: AgentListenerOptions,
     private readonly sessions: AgentSessions,
+    private readonly tlsFailures?: TlsFailureLog,
   ) {
     this.server = tls.createServer({ cert: options.cert, key: options.key, handshakeTimeout: 10_000, minVersion: MIN_VERSION }, (socket) => {
       this.sockets.add(socket);
@@ -30,8 +33,15 @@ export class AgentListener {
       socket.setKeepAlive(true, 30_000);
       this.sessions.accept(socket);
     });
-    // A failed handshake is the client's problem: never the process's.
-    this.server.on('tlsClientError', (_error, socket) => socket.destroy());
+    // Read while the TCP handle is open: the socket keeps the peer's address for the log line below.
+    this.server.on('connection', (tcp: Socket) => void tcp.remoteAddress);
+    // A failed handshake is the client's problem, never the process's; but the operator is told.
+    this.server.on('tlsClientError', (error, socket) => {
+      // the TLS socket has let go of its handle by now: the address is the TCP socket's under it
+      const tcp = (socket as { _parent?: { remoteAddress?: string; remotePort?: number } })._parent ?? socket;
+      this.tlsFailures?.record(error, formatClient(tcp.remoteAddress, tcp.remotePort));
+      socket.destroy();
+    });
   }
 
   /** A renewed certificate, for connections from now on (those open keep theirs). */
@@ -73,6 +83,11 @@ export class AgentListener {
     await waitUntil(() => this.sockets.size === 0, Date.now() + Math.min(graceMs, 2_000));
     for (const socket of this.sockets) socket.destroy();
   }
+}
+
+function formatClient(ip: string | undefined, port: number | undefined): string {
+  if (ip === undefined) return '';
+  return `${ip.includes(':') ? `[${ip}]` : ip}:${port ?? 0}`;
 }
 
 async function waitUntil(done: () => boolean, deadline: number): Promise<void> {

@@ -3,9 +3,12 @@ import { AgentRefusal, agentErrors } from '../../domain/tunnels/agent-errors.js'
 import { executeBind } from '../../domain/tunnels/bind-execution.js';
 import { planBind, planLabeled, type BindingSession, type BindRequestFacts, type BindRules } from '../../domain/tunnels/bind-plan.js';
 import type { BoundTarget, EdgeSettings } from '../../domain/tunnels/binds.js';
+import { AuthThrottle, type AuthThrottleOptions } from '../../domain/tunnels/auth-throttle.js';
 import type { AgentCredential, AgentIngress, IngressLimits, IngressRepository } from '../../domain/tunnels/ingress.js';
 import type { TunnelSession } from '../../domain/tunnels/types.js';
 import { planTunnelPatch } from '../../domain/tunnels/tunnel-patch.js';
+import { readRebindToken, rebindToken } from '../../domain/tunnels/tokens.js';
+import type { EndpointKind } from '../../domain/policy/index.js';
 import type { Logger } from '../../observability/logger.js';
 import { MuxadoSession } from '../muxado/index.js';
 import {
@@ -23,6 +26,9 @@ import type { AgentConnections, LiveTunnel, TunnelRegistry } from '../registry.j
 import { LiveBinds } from './live-binds.js';
 import type { BindReservations } from '../../domain/reservations/bind-check.js';
 
+/** Refusals that count against the address's Auth throttle: a malformed or unknown authtoken. */
+const WRONG_TOKEN: ReadonlySet<number> = new Set([105, 107]);
+
 export interface AgentSessionSettings {
   readonly edge: EdgeSettings;
   readonly limits: IngressLimits;
@@ -33,6 +39,10 @@ export interface AgentSessionSettings {
   readonly observeBind?: (result: string) => void;
   /** Reserved names and addresses that binds honour (CERTIFICATES.md §0). */
   readonly reservations?: BindReservations;
+  /** Counts each Auth by result (`ok` or the refusal's code). */
+  readonly observeAuth?: (result: string) => void;
+  /** Failed Auths allowed per client address (default AUTH_THROTTLE). */
+  readonly authThrottle?: AuthThrottleOptions;
 }
 
 /** A tunnel as this instance holds it: the routing entry plus what is needed to undo it. */
@@ -67,6 +77,7 @@ export class AgentSessions implements AgentConnections {
   private readonly ending = new Map<string, Promise<void>>();
   private readonly binds: LiveBinds;
   private readonly bindRules: BindRules;
+  private readonly authThrottle: AuthThrottle;
   private shuttingDown = false;
 
   constructor(
@@ -78,6 +89,7 @@ export class AgentSessions implements AgentConnections {
   ) {
     this.binds = new LiveBinds(ingress, repository, registry, settings.edge, settings.reservations);
     this.bindRules = { edge: settings.edge, maxEndpointsPerSession: settings.limits.maxEndpointsPerSession, maxPolicyRules: settings.limits.maxPolicyRules };
+    this.authThrottle = new AuthThrottle(settings.authThrottle);
   }
 
   get size(): number {
@@ -108,17 +120,9 @@ export class AgentSessions implements AgentConnections {
       handlers: {
         auth: (req, ctx) =>
           refusals(async () => {
-            try {
-              const result = await this.authenticate(req, ip, ctx.connection);
-              live = result.live;
-              return result.response;
-            } catch (error) {
-              // a refused login leaves a line (never the token): an operator can see guessing
-              if (error instanceof AgentRefusal) {
-                this.logger.info({ event: 'session_refused', ip, result: error.errorCode, agent_version: req.extra.version, os: req.extra.os }, 'agent session refused');
-              }
-              throw error;
-            }
+            const result = await this.login(req, ip, ctx.connection);
+            live = result.live;
+            return result.response;
           }),
         bind: (req) => refusals(() => this.bind(required(live), req)),
         unbind: (req) => refusals(() => this.unbind(required(live), req.id)),
@@ -132,6 +136,29 @@ export class AgentSessions implements AgentConnections {
     connection.on('streamError', (info: unknown) => this.logger.debug({ stream: info, session_id: live?.id }, 'agent stream refused or malformed'));
     connection.on('handlerError', (error: unknown, type: string) => this.logger.error({ err: error, stream_type: type }, 'agent request failed'));
     socket.on('error', () => {}); // the muxado session reports transport errors as its close
+  }
+
+  /** Auth, throttled per client address: too many wrong authtokens and the address is refused unread for a while. */
+  private async login(req: AuthRequest, ip: string, connection: AgentConnection): Promise<{ live: LiveSession; response: AuthResponse }> {
+    const wait = this.authThrottle.waitSeconds(ip);
+    if (wait > 0) {
+      this.settings.observeAuth?.('ERR_NGROK_717');
+      throw agentErrors.tooManyFailedAuths(wait);
+    }
+    try {
+      const result = await this.authenticate(req, ip, connection);
+      this.settings.observeAuth?.('ok');
+      return result;
+    } catch (error) {
+      if (!(error instanceof AgentRefusal)) throw error;
+      this.settings.observeAuth?.(error.errorCode);
+      // a refused login leaves a line (never the token): an operator can see guessing
+      this.logger.info({ event: 'session_refused', ip, result: error.errorCode, agent_version: req.extra.version, os: req.extra.os }, 'agent session refused');
+      if (WRONG_TOKEN.has(error.code) && this.authThrottle.failed(ip)) {
+        this.logger.warn({ event: 'agent_auth_throttled', ip }, 'too many failed agent Auths from one address: its Auths are refused for a while');
+      }
+      throw error;
+    }
   }
 
   private async authenticate(req: AuthRequest, ip: string, connection: AgentConnection): Promise<{ live: LiveSession; response: AuthResponse }> {
@@ -162,9 +189,12 @@ export class AgentSessions implements AgentConnections {
       this.unwatchEnds(req.clientId, watch);
     }
     const { session, credential, cookie } = authenticated;
+    // A session exists only while its connection does: one that closed while this Auth ran gets none.
+    if (connection.closed) return this.abandon(session);
     // A reconnect that resumed its id replaces what is left of the old connection.
     const previous = this.sessions.get(session.id);
     if (previous) await this.end(previous, 'resumed', { keepRecord: true });
+    if (connection.closed) return this.abandon(session);
     const live = new LiveSession(session, credential, connection);
     this.sessions.set(session.id, live);
     this.logger.info(
@@ -180,9 +210,16 @@ export class AgentSessions implements AgentConnections {
     };
   }
 
+  /** Removes the row an Auth wrote for a connection that closed meanwhile (unless a live session holds the id). */
+  private async abandon(session: TunnelSession): Promise<never> {
+    if (!this.sessions.has(session.id)) await this.repository.deleteSession(session.id);
+    this.logger.info({ event: 'session_abandoned', session_id: session.id, ip: session.ip }, 'agent connection closed during its Auth: no session');
+    throw new AgentError(0, 'connection closed during authentication');
+  }
+
   private async bind(live: LiveSession, req: BindRequest): Promise<BindResponse> {
     try {
-      const response = await this.tryBind(live, req);
+      const response = this.heldTunnelAnswer(live, req) ?? (await this.tryBind(live, req));
       this.logger.info({ event: 'bind', session_id: live.id, tunnel_id: response.id, proto: req.proto, url: response.url, result: 'ok' }, 'tunnel bound');
       this.settings.observeBind?.('ok');
       return response;
@@ -193,6 +230,24 @@ export class AgentSessions implements AgentConnections {
       this.settings.observeBind?.(result);
       throw error;
     }
+  }
+
+  /**
+   * Once its Auth is answered, the classic agent binds again every tunnel it asked for, with the
+   * Id it was given, including one whose Bind it sent during the Auth and that is already served:
+   * a Bind naming a tunnel this session holds, asking for nothing else, is answered with it.
+   */
+  private heldTunnelAnswer(live: LiveSession, req: BindRequest): BindResponse | undefined {
+    const tunnel = live.tunnels.get(req.id);
+    const bound = tunnel?.target;
+    if (!tunnel || tunnel.url === null || !bound || tunnel.proto !== req.proto) return undefined;
+    // a Token sent must be this tunnel's: one that proves nothing gets a new tunnel, as on any rebind
+    if (req.extra.token !== '' && !readRebindToken(live.credential.tokenHash, tunnel.id, req.extra.token)) return undefined;
+    const { hostname, addr } = req.options;
+    const host = this.settings.edge.publicHost;
+    if (bound.kind === 'hostname' ? hostname !== '' && hostname !== bound.hostname : addr !== '' && addr !== `${host}:${bound.port}`) return undefined;
+    const opts = echoBindOpts(tunnel.proto, req.opts, bound.kind === 'tcp' ? { addr: `${host}:${bound.port}` } : { hostname: bound.hostname });
+    return { id: tunnel.id, url: tunnel.url, proto: tunnel.proto, opts, token: rebindToken(live.credential.tokenHash, tunnel.id, bound) };
   }
 
   /** The bind use case (domain/tunnels/bind-plan.ts, bind-execution.ts) on this session. */
@@ -253,7 +308,7 @@ export class AgentSessions implements AgentConnections {
     const pool = tunnel.url === null ? undefined : this.registry.pool(tunnel.url);
     const plan = planTunnelPatch(
       req,
-      { labeled: tunnel.url === null, poolingEnabled: pool?.poolingEnabled ?? false, policy: tunnel.policy },
+      { labeled: tunnel.url === null, poolingEnabled: pool?.poolingEnabled ?? false, policy: tunnel.policy, kind: endpointKindOf(tunnel.url) },
       this.settings.limits.maxPolicyRules,
     );
     if (plan.metadata !== undefined) await this.repository.updateTunnelMetadata(tunnel.id, plan.metadata);
@@ -388,6 +443,7 @@ function bindFacts(req: BindRequest): BindRequestFacts {
     poolingEnabled: extra.poolingEnabled,
     forwardsTo: req.forwardsTo,
     metadata: extra.metadata,
+    endpointOptions: req.opts,
   };
 }
 
@@ -405,4 +461,10 @@ async function refusals<T>(work: () => Promise<T>): Promise<T> {
     if (error instanceof AgentRefusal) throw new AgentError(error.code, error.message);
     throw error;
   }
+}
+
+/** The kind of the endpoint at `url` (its scheme); tcp for a labeled tunnel (no URL). */
+function endpointKindOf(url: string | null): EndpointKind {
+  const scheme = url === null ? 'tcp' : url.slice(0, url.indexOf(':'));
+  return scheme === 'http' || scheme === 'https' || scheme === 'tls' ? scheme : 'tcp';
 }

@@ -3,6 +3,15 @@ import type { Logger } from '../../observability/logger.js';
 import type { AgentSessions } from './agent-sessions.js';
 
 /**
+ * An agent that acknowledged Stop is leaving, but the SDK's `close()` puts nothing on the wire
+ * (its GOAWAY is queued and never flushed; the socket stays open until the process exits), so
+ * burrow would see the end only at the heartbeat timeout. It ends the session itself, after
+ * this grace: the app's stop handler runs after the SDK's reply, and an SDK session that reads
+ * our GOAWAY before the app called `close()` would take it for an outage and reconnect.
+ */
+const STOPPED_GRACE_MS = 300;
+
+/**
  * Delivers Stop / Restart / Update to agents. The REST API may run on another instance, so it
  * queues commands in the database; the instance holding the session takes them within one
  * interval. A command for a session of this instance goes straight to the agent.
@@ -33,7 +42,10 @@ export class SessionCommands {
     const live = this.sessions.get(sessionId);
     if (!live) return false;
     void live.connection.sendCommand(command).then(
-      (outcome) => this.logger.info({ event: 'session_command', session_id: sessionId, command, outcome: outcome.status }, 'command sent to agent'),
+      (outcome) => {
+        this.logger.info({ event: 'session_command', session_id: sessionId, command, outcome: outcome.status }, 'command sent to agent');
+        if (command === 'stop' && outcome.status === 'ok') setTimeout(() => void this.sessions.end(live, 'stopped'), STOPPED_GRACE_MS).unref();
+      },
       (error: unknown) => this.logger.warn({ err: error, session_id: sessionId, command }, 'command could not be sent'),
     );
     return true;

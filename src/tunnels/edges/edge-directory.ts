@@ -23,7 +23,7 @@ interface Cached {
 }
 
 /** A policy that cannot compile (it was validated when stored, so this is a bug): fail closed. */
-const DENY_ALL = compileBindPolicy('{"on_tcp_connect":[{"name":"invalid stored policy","actions":[{"type":"deny"}]}]}', null, 1);
+const DENY_ALL = compileBindPolicy('{"on_tcp_connect":[{"name":"invalid stored policy","actions":[{"type":"deny"}]}]}', null, 1, 'tls-edge');
 
 /**
  * TLS edges by SNI host (TUNNELS.md §4–§5), read from the database through a cache of at most
@@ -71,7 +71,7 @@ export class EdgeDirectory {
     let policy = this.programs.get(document);
     if (policy) return policy;
     try {
-      policy = compileBindPolicy(document, null, Math.max(this.maxPolicyRules, 1000), 'edge');
+      policy = compileBindPolicy(document, null, Math.max(this.maxPolicyRules, 1000), 'tls-edge');
     } catch (error) {
       this.logger.error({ err: error }, 'a stored edge traffic policy does not compile: its connections are denied');
       policy = DENY_ALL;

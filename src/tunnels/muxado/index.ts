@@ -22,5 +22,5 @@ export {
 } from './frame.js';
 export { FrameCollector, FrameDecoder, type DecoderOptions, type FrameSink, type ParseResult, parseFrames } from './decode.js';
 export { MUXADO_DEFAULTS, muxadoConfig, type MuxadoConfig, type MuxadoOptions } from './config.js';
-export { MuxadoSession } from './session.js';
+export { MuxadoSession, type InputLimit } from './session.js';
 export { MuxadoStream } from './stream.js';

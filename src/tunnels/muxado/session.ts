@@ -26,10 +26,18 @@ import { MuxadoStream, type StreamHost } from './stream.js';
 const COALESCE_PAYLOAD = 512;
 /** Remembered ids the peer skipped (and may still open, SYNs can arrive out of order); the oldest are forgotten past this. */
 const MAX_SKIPPED_IDS = 1024;
-/** Queued-but-unsent bytes on a backpressured transport past which a peer that keeps provoking RSTs is cut off. */
+/** Queued-but-unsent bytes on a backpressured transport past which a peer that keeps sending (frames we must answer, or any input) is cut off. */
 const MAX_CONTROL_BACKLOG = 1 << 20;
 /** Window a stream may gain from ACK nudges over its life: bounds what a peer can make us buffer by provoking them. */
 const MAX_NUDGE_GRANT = 1 << 16;
+
+/** What a peer may send until {@link MuxadoSession.limitInput} lifts it (e.g. before it authenticated). */
+export interface InputLimit {
+  /** Concurrent peer-opened streams; a SYN past it gets RST AcceptQueueFull. */
+  readonly streams: number;
+  /** DATA payload bytes in all, over every stream; past it: GOAWAY EnhanceYourCalm and close. */
+  readonly bytes: number;
+}
 
 export interface MuxadoSession {
   on(event: 'stream', listener: (stream: MuxadoStream) => void): this;
@@ -56,6 +64,9 @@ export class MuxadoSession extends EventEmitter {
   private lastRemoteId = 0;
   private readonly skipped = new Set<number>();
   private incomingCount = 0;
+  private inputLimit: InputLimit | null = null;
+  /** DATA payload bytes received since the input limit was set. */
+  private limitedInput = 0;
   private localGoneAway = false;
   private _closed = false;
   /** Transport over its high-water mark. */
@@ -146,6 +157,12 @@ export class MuxadoSession extends EventEmitter {
     this.grantFn = () => this.flushGrants();
     this.nudgeFn = () => this.nudgeAck();
     this.onTransportData = (chunk) => {
+      // a peer that keeps sending while a megabyte of ours waits unread would have us queue
+      // answers (grants, echoes, RSTs) without end: cut off
+      if (this.blocked && this.transport.writableLength > MAX_CONTROL_BACKLOG) {
+        this.protocolError(ErrorCode.EnhanceYourCalm, 'muxado: peer sends without reading');
+        return;
+      }
       this.wroteSinceRead = false;
       this.decoder.push(chunk);
       // after this turn's ticks and promises: the grants and answers this chunk caused come first
@@ -179,6 +196,15 @@ export class MuxadoSession extends EventEmitter {
   /** The highest stream id the peer has opened (the GOAWAY last-stream-id). */
   get lastRemoteStreamId(): number {
     return this.lastRemoteId;
+  }
+
+  /**
+   * Bounds what the peer may send from now on (`null` lifts the bound): fewer concurrent streams
+   * than `maxIncomingStreams`, and a total of DATA bytes whose excess closes the session.
+   */
+  limitInput(limit: InputLimit | null): void {
+    this.inputLimit = limit;
+    this.limitedInput = 0;
   }
 
   /** A new local stream. Nothing is sent until its first write (SYN rides on it) or end(). */
@@ -374,6 +400,10 @@ export class MuxadoSession extends EventEmitter {
   private onDataStart(id: number, flags: number, length: number): void {
     this.dataTarget = null;
     this.dataFlags = flags;
+    const limit = this.inputLimit;
+    if (limit !== null && (this.limitedInput += length) > limit.bytes) {
+      return this.protocolError(ErrorCode.EnhanceYourCalm, `muxado: peer sent more than ${limit.bytes} bytes while limited`);
+    }
     let stream: MuxadoStream | undefined;
     if ((flags & Flag.Syn) !== 0) {
       if ((id & 1) !== this.remoteParity || id < 2) {
@@ -384,7 +414,7 @@ export class MuxadoSession extends EventEmitter {
       }
       this.noteRemoteId(id);
       if (this.localGoneAway) return this.answerRst(id, ErrorCode.StreamRefused);
-      if (this.incomingCount >= this.maxIncoming) return this.answerRst(id, ErrorCode.AcceptQueueFull);
+      if (this.incomingCount >= Math.min(this.maxIncoming, this.inputLimit?.streams ?? Infinity)) return this.answerRst(id, ErrorCode.AcceptQueueFull);
       if (length > this.windowSize) return this.answerRst(id, ErrorCode.FlowControl);
       stream = new MuxadoStream(this.host, id, true, this.windowSize);
       this.streams.set(id, stream);

@@ -7,7 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { AgentError, AgentErrors } from './errors.js';
 import { sendCommand, sendStopTunnel, type CommandKind, type CommandOptions, type CommandOutcome } from './commands.js';
-import { Heartbeater, echoHeartbeats, type HeartbeatFailure } from './heartbeat.js';
+import { Heartbeater, MAX_AGENT_HEARTBEAT_STREAMS, echoHeartbeats, type HeartbeatFailure } from './heartbeat.js';
 import type { AuthRequest, AuthResponse } from './auth-messages.js';
 import type { BindRequest, BindResponse } from './bind-messages.js';
 import type { UpdateCommand } from './command-messages.js';
@@ -26,6 +26,21 @@ import { openProxyStream } from './proxy.js';
 import { MuxErrorCode, type ProtocolStream, type StreamSession } from './stream-session.js';
 import { StreamReadError, StreamReader } from './stream-reader.js';
 import { StreamType, streamTypeName } from './stream-types.js';
+
+/**
+ * Before a successful Auth an agent gets what Auth needs (TUNNELS.md §2): a few streams (Auth,
+ * a heartbeat, requests that race the Auth reply) and an Auth body's worth of bytes plus slack;
+ * past the bytes the connection is closed, so no unauthenticated peer makes us hold more.
+ */
+const PRE_AUTH_STREAMS = 16;
+const PRE_AUTH_SLACK_BYTES = 1024 * 1024;
+
+/**
+ * Requests held until the first Auth is answered: the classic agent opens its Bind stream
+ * without waiting for the Auth reply, and its frames can even arrive before the Auth's. A few
+ * at most, for no longer than the auth deadline; one more closes the connection as before.
+ */
+export const MAX_HELD_BEFORE_AUTH = 4;
 
 /** Protocol versions served, in the server's preference order. */
 export const SUPPORTED_VERSIONS = ['3', '2'] as const;
@@ -115,8 +130,13 @@ export class AgentConnection extends EventEmitter {
   private authTimer: NodeJS.Timeout | undefined;
   private heartbeater: Heartbeater | null = null;
   private authState: 'none' | 'pending' | 'done' = 'none';
+  /** The outcome of the first Auth, awaited by the requests held until then. */
+  private authOutcome: { done: Promise<boolean>; settle(ok: boolean): void } | null = null;
+  private authServing = false;
+  private heldBeforeAuth = 0;
   private closeReason: CloseReason | null = null;
   private proxyOpen = 0;
+  private heartbeatStreams = 0;
   /** Set by drainAndClose(): no new proxy streams; GOAWAY once the open ones are done. */
   private drainDebug: string | null = null;
   /** The negotiated protocol version, once authenticated. */
@@ -131,6 +151,8 @@ export class AgentConnection extends EventEmitter {
     this.maxRpcBytes = opts.maxRpcBytes ?? 1024 * 1024;
     this.rpcReadTimeoutMs = opts.rpcReadTimeoutMs ?? 10_000;
     this.streamTypeTimeoutMs = opts.streamTypeTimeoutMs ?? 10_000;
+    session.limitInput?.({ streams: PRE_AUTH_STREAMS, bytes: this.maxRpcBytes + PRE_AUTH_SLACK_BYTES });
+    this.once('authenticated', () => session.limitInput?.(null));
     session.on('stream', (s: ProtocolStream) => void this.onStream(s));
     session.once('close', (err?: Error) => this.finish('transport', err));
     session.once('goaway', () => this.closeWith('agent-goaway'));
@@ -232,6 +254,7 @@ export class AgentConnection extends EventEmitter {
     if (this.closeReason !== null) return;
     this.closeReason = reason;
     clearTimeout(this.authTimer);
+    this.settleAuth(false);
     this.heartbeater?.stop();
     this.emit('close', reason, err);
   }
@@ -274,16 +297,26 @@ export class AgentConnection extends EventEmitter {
       return;
     }
     if (type === StreamType.Heartbeat) {
-      await echoHeartbeats(s, reader);
+      if (this.heartbeatStreams >= MAX_AGENT_HEARTBEAT_STREAMS) {
+        this.streamError(s, type, 'refused', `more than ${MAX_AGENT_HEARTBEAT_STREAMS} heartbeat streams`);
+        s.reset(MuxErrorCode.StreamRefused);
+        return;
+      }
+      this.heartbeatStreams++;
+      await echoHeartbeats(s, reader).finally(() => this.heartbeatStreams--);
       return;
     }
-    if (this.authState !== 'done' && type !== StreamType.Auth) {
-      // TUNNELS.md §2: anything but Auth and heartbeats first closes the connection.
-      this.streamError(s, type, 'unauthenticated', `${streamTypeName(type)} stream before a successful Auth`);
-      s.reset(MuxErrorCode.Protocol);
-      this.closeWith('unauthenticated-stream', MuxErrorCode.Protocol, 'authentication required');
+    if (type === StreamType.Auth && this.authState === 'none' && !this.authServing) {
+      this.authServing = true;
+      try {
+        await this.serveRpc(s, reader, type);
+      } finally {
+        this.authServing = false;
+        this.settleAuth(this.authenticated);
+      }
       return;
     }
+    if (this.authState !== 'done' && type !== StreamType.Auth && !(await this.heldUntilAuthenticated(s, type))) return;
     if (!RPC_REQUESTS.has(type)) {
       // Proxy/commands are server-opened; anything else is unknown: refuse the stream, keep
       // the session (RS's own muxado refuses a stream it will not serve with StreamRefused).
@@ -292,6 +325,34 @@ export class AgentConnection extends EventEmitter {
       return;
     }
     await this.serveRpc(s, reader, type);
+  }
+
+  /**
+   * A stream other than Auth before Auth succeeded. An RPC request waits for the first Auth's
+   * outcome (a few at most; the auth deadline bounds the wait) and is served once it succeeded,
+   * refused if it failed. Anything else closes the connection (TUNNELS.md §2). True when it may
+   * be served.
+   */
+  private async heldUntilAuthenticated(s: ProtocolStream, type: number): Promise<boolean> {
+    if (!RPC_REQUESTS.has(type) || this.heldBeforeAuth >= MAX_HELD_BEFORE_AUTH) {
+      this.streamError(s, type, 'unauthenticated', `${streamTypeName(type)} stream before a successful Auth`);
+      s.reset(MuxErrorCode.Protocol);
+      this.closeWith('unauthenticated-stream', MuxErrorCode.Protocol, 'authentication required');
+      return false;
+    }
+    this.authOutcome ??= deferred();
+    this.heldBeforeAuth++;
+    const authenticated = await this.authOutcome.done;
+    this.heldBeforeAuth--;
+    if (authenticated && !this.closed) return true;
+    this.streamError(s, type, 'unauthenticated', `${streamTypeName(type)} stream held for an Auth that failed`);
+    if (!s.destroyed) s.reset(MuxErrorCode.StreamRefused);
+    return false;
+  }
+
+  private settleAuth(authenticated: boolean): void {
+    this.authOutcome?.settle(authenticated);
+    this.authOutcome = null;
   }
 
   private async serveRpc(s: ProtocolStream, reader: StreamReader, type: number): Promise<void> {
@@ -430,6 +491,12 @@ export class AgentConnection extends EventEmitter {
     s.once('end', close);
     if (!reset) s.once('close', close);
   }
+}
+
+function deferred(): { done: Promise<boolean>; settle(ok: boolean): void } {
+  let settle: (ok: boolean) => void = () => {};
+  const done = new Promise<boolean>((resolve) => (settle = resolve));
+  return { done, settle };
 }
 
 /** Thrown inside serveRpc for a second Auth: answered with an error, the session stays. */

@@ -6,44 +6,53 @@
  */
 import { randomBytes } from 'node:crypto';
 import { MuxErrorCode, type ProtocolStream, type StreamSession } from './stream-session.js';
-import { StreamReader, StreamReadError } from './stream-reader.js';
+import { StreamReader } from './stream-reader.js';
 import { StreamType, encodeStreamType } from './stream-types.js';
 
 const BEAT = 4;
-
-/** Writes `buf`, waiting for 'drain' when the stream asks for it. */
-async function writeAwaitingDrain(stream: ProtocolStream, buf: Buffer): Promise<void> {
-  if (stream.write(buf)) return;
-  await new Promise<void>((resolve) => {
-    const done = (): void => {
-      stream.off('drain', done);
-      stream.off('close', done);
-      resolve();
-    };
-    stream.on('drain', done);
-    stream.on('close', done);
-  });
-}
+const NOTHING = Buffer.alloc(0);
+/** Heartbeat streams an agent may hold open at once (both agent families open one); more are refused. */
+export const MAX_AGENT_HEARTBEAT_STREAMS = 2;
 
 /**
- * Echoes an agent-opened heartbeat stream (its type already read by `reader`): reads 4 bytes,
- * writes the same 4, until the agent half-closes (then FIN back) or the stream dies.
+ * Echoes an agent-opened heartbeat stream (its type already read by `reader`) until the agent
+ * half-closes (then FIN back) or the stream dies. Both agent families wait for the echo before
+ * their next beat, so one echo is ever in flight; beats that arrive while it is still unsent (a
+ * peer that writes beats without reading) are coalesced: only the latest is echoed once it is,
+ * so a flood of beats costs one 4-byte write at a time, never a queue of them.
  */
 export async function echoHeartbeats(stream: ProtocolStream, reader: StreamReader = new StreamReader(stream)): Promise<void> {
-  try {
-    for (;;) {
-      const beat = await reader.readExact(BEAT);
-      if (beat === null) break;
-      if (stream.destroyed) return;
-      await writeAwaitingDrain(stream, Buffer.from(beat));
-    }
-  } catch (err) {
-    if (err instanceof StreamReadError && err.kind === 'eof') {
-      // Half-closed in the middle of a beat: nothing to echo; close our side too.
-    } else {
+  let partial = NOTHING;
+  let inFlight = false;
+  let latest: Buffer | null = null;
+  const echo = (beat: Buffer): void => {
+    if (stream.destroyed || stream.writableEnded) return;
+    if (inFlight) {
+      latest = beat;
       return;
     }
+    inFlight = true;
+    stream.write(beat, () => {
+      inFlight = false;
+      const next = latest;
+      latest = null;
+      if (next !== null) echo(next);
+    });
+  };
+  try {
+    for (;;) {
+      const chunk = await reader.next();
+      if (chunk === null) break;
+      const bytes = partial.length === 0 ? chunk : Buffer.concat([partial, chunk]);
+      const whole = bytes.length - (bytes.length % BEAT);
+      // a copy: the chunk may be a slice of a large transport read, which must not be retained
+      if (whole > 0) echo(Buffer.from(bytes.subarray(whole - BEAT, whole)));
+      partial = whole === bytes.length ? NOTHING : Buffer.from(bytes.subarray(whole));
+    }
+  } catch {
+    return; // the stream was reset or destroyed
   }
+  // half-closed (in the middle of a beat or not): what was whole has been echoed; FIN back
   if (!stream.destroyed && !stream.writableEnded) stream.end();
 }
 

@@ -22,6 +22,8 @@ export interface StreamSession extends EventEmitter {
   /** Keeps this turn's queued frames for one more turn, to leave with what the next one adds. */
   holdFlush?(): void;
   close(error?: Error): void;
+  /** Bounds the streams and bytes the agent may send until lifted with `null` (muxado's `InputLimit`). */
+  limitInput?(limit: { readonly streams: number; readonly bytes: number } | null): void;
   readonly closed: boolean;
 }
 

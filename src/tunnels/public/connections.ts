@@ -34,6 +34,8 @@ export class PublicConnection {
   readonly policyDryRuns: { rule: number; name: string | null; action: string; decision: string; matched_cidr: string }[] = [];
   /** Run-time errors of the policy's expressions (each counted as false). */
   readonly policyErrors: string[] = [];
+  /** The HTTP phases' actions taken on its requests, in order (`on_http_request:add-headers`). */
+  readonly policyActions: string[] = [];
   private ended = false;
 
   constructor(
@@ -90,6 +92,7 @@ export class ConnectionSink {
         ...(conn.policyLogs.length > 0 ? { policy_log: conn.policyLogs } : {}),
         ...(conn.policyDryRuns.length > 0 ? { policy_not_enforced: conn.policyDryRuns } : {}),
         ...(conn.policyErrors.length > 0 ? { policy_errors: conn.policyErrors } : {}),
+        ...(conn.policyActions.length > 0 ? { policy_actions: conn.policyActions } : {}),
         ...(conn.outcome ? { outcome: conn.outcome } : {}),
         ...(conn.proto === 'http' || conn.proto === 'https' ? { requests: conn.requests } : {}),
         bytes_in: bytesIn,

@@ -15,6 +15,8 @@ import { relayUpgrade } from './upgrade.js';
 import { MAX_PIPELINED, UpstreamChannel, type ChannelHooks } from './upstream.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 import { ACME_HTTP_PATH, answerHttpChallenge, type AcmeChallenges } from './acme-challenges.js';
+import { httpProgram } from '../../domain/tunnels/connection-policy.js';
+import { answerBytes, hasHttpPhases, writeAnswer, type HttpPolicy, type RequestOutcome } from './http-policy.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect']);
@@ -35,6 +37,8 @@ export interface HttpProxyOptions {
   readonly sink: ConnectionSink;
   /** With ACME on: http-01 validations are answered before any routing. */
   readonly acme?: AcmeChallenges | undefined;
+  /** The endpoints' HTTP phases. */
+  readonly httpPolicy: HttpPolicy;
 }
 
 interface ConnState {
@@ -111,19 +115,30 @@ export class HttpProxy {
       closeAfter(previous, req.socket);
       return;
     }
+    const program = httpProgram(pool.policy);
+    const policed = hasHttpPhases(program);
     // The client's last request (Connection: close, or HTTP/1.0): the answer is the rest of the
     // stream, so it is relayed as bytes, not parsed and framed again. A chunked body keeps the
-    // parsing path (Node hands it over de-chunked).
+    // parsing path (Node hands it over de-chunked), and so does an endpoint with HTTP phases
+    // (its answers are read to be judged).
     // Only when no earlier pipelined answer is still owed: bytes written now would overtake it.
-    if (!res.shouldKeepAlive && req.headers['transfer-encoding'] === undefined && answered(previous)) {
+    if (!policed && !res.shouldKeepAlive && req.headers['transfer-encoding'] === undefined && answered(previous)) {
       this.relayLast(state, pool, req, res, host!);
       return;
     }
     const chunked = req.headers['transfer-encoding'] !== undefined;
-    const headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', false);
+    let headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', false);
+    let target = req.url!;
+    let respond: Extract<RequestOutcome, { kind: 'forward' }>['respond'];
+    if (policed) {
+      const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers);
+      if (outcome.kind === 'answer') return void writeAnswer(res, outcome.answer);
+      ({ headers, target, respond } = outcome);
+    }
     // as node:http's client: a POST, PUT, PATCH … without a body says so
     if (!chunked && req.headers['content-length'] === undefined && !BODILESS_METHODS.has(req.method!)) headers.push('Content-Length', '0');
-    if (!this.channelFor(state, pool).send({ req, res, head: requestHead(req, headers, '1.1'), chunked, host: host! })) {
+    const exchange = { req, res, head: requestHead(req, headers, '1.1', target), chunked, host: host!, ...(respond ? { respond } : {}) };
+    if (!this.channelFor(state, pool).send(exchange)) {
       // after the answers owed (Node writes them in order); Node's server stops reading once the
       // queued 503s pass the socket's buffer, so what a client pipelines beyond stays bounded
       state.conn.outcome = 'too_many_pipelined';
@@ -190,12 +205,22 @@ export class HttpProxy {
       socket.destroy();
       return;
     }
+    let headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true);
+    let target = req.url!;
+    const program = httpProgram(pool.policy);
+    // The request phase runs on an upgrade's request too (a deny must hold for WebSockets); the
+    // answer's bytes are relayed, so the response phase does not see a 101 (docs/DECISIONS.md).
+    if (hasHttpPhases(program)) {
+      const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers);
+      if (outcome.kind === 'answer') return void socket.end(answerBytes(outcome.answer));
+      ({ headers, target } = outcome);
+    }
     const stream = openStreamTo(this.options, state, pool);
     if (!stream) {
       socket.end(rawAnswer(502, 'Bad Gateway', badGatewayText(host!), {}));
       return;
     }
-    stream.write(requestHead(req, requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true), req.httpVersion));
+    stream.write(requestHead(req, headers, req.httpVersion, target));
     if (head.length > 0) stream.write(head);
     relayUpgrade(socket, stream, req.method === 'HEAD');
   }
@@ -402,8 +427,8 @@ function badGateway(res: http.ServerResponse, host: string, broken = false): voi
 }
 
 /** The request line and `headers` (name, value, name, value …), as the agent's side reads them. */
-function requestHead(req: http.IncomingMessage, headers: string[], version: string): Buffer {
-  let text = `${req.method} ${req.url} HTTP/${version}\r\n`;
+function requestHead(req: http.IncomingMessage, headers: string[], version: string, target = req.url): Buffer {
+  let text = `${req.method} ${target} HTTP/${version}\r\n`;
   for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
   return Buffer.from(text + '\r\n', 'latin1');
 }

@@ -8,10 +8,12 @@ import { SchemeRoutes, type AgentConnections, type EdgeResolver, type TunnelRegi
 import { ConnectionSink, type ConnectionMetrics } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import { HttpProxy } from './http-proxy.js';
-import { KINDS, ProxyOpener } from './opener.js';
+import { KINDS, MAX_PROXY_STREAMS_PER_AGENT, ProxyOpener } from './opener.js';
 import { noDelayFromSecondWrite, splice } from './splice.js';
 import { PolicyGate, endpointOfPool, type PolicyMetrics } from './policy-gate.js';
+import { HttpPolicy } from './http-policy.js';
 import { TcpEndpoints } from './tcp-endpoints.js';
+import { TcpConnectionLimits, type TcpLimits } from './tcp-limits.js';
 import { TlsPort } from './tls-port.js';
 import type { AcmeChallenges } from './acme-challenges.js';
 
@@ -41,6 +43,8 @@ export interface PublicTrafficOptions {
   readonly metrics?: ConnectionMetrics & PolicyMetrics;
   /** With ACME on: the challenges the HTTP and TLS ports answer. */
   readonly acme?: AcmeChallenges | undefined;
+  /** Per-client share and idle timeout of TCP endpoints' connections (busy from half an agent's streams). */
+  readonly tcpLimits: Omit<TcpLimits, 'busyAt'>;
 }
 
 /** Builds the public listeners and installs the TCP port hooks into the registry. */
@@ -48,7 +52,9 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
   const { registry, edge } = options;
   const sink = new ConnectionSink(options.logger, options.metrics);
   const gate = new PolicyGate(edge.region, options.metrics);
+  const httpPolicy = new HttpPolicy(edge.region, options.metrics);
   const opener = new ProxyOpener(options.agents);
+  const tcpLimits = new TcpConnectionLimits({ ...options.tcpLimits, busyAt: MAX_PROXY_STREAMS_PER_AGENT / 2 });
   const sockets = new Set<net.Socket>();
   const track = (socket: net.Socket) => {
     sockets.add(socket);
@@ -61,7 +67,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
     const conn = sink.open('tcp', socket, server);
     const pool = registry.pool(publicUrl('tcp', edge.publicHost, port));
     if (pool) conn.endpointId = pool.endpointId;
-    if (pool && !gate.admit(conn, pool.policy, endpointOfPool(pool))) {
+    if (pool && (!gate.admit(conn, pool.policy, endpointOfPool(pool)) || !tcpLimits.admit(conn, pool.endpointId))) {
       socket.destroy();
       return;
     }
@@ -95,6 +101,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       gate,
       sink,
       acme: options.acme,
+      httpPolicy,
     });
     proxy.server.on('connection', track);
     listeners.push(serverListener('edge-http', proxy.server, options.host, options.httpPort, 'http', sockets, () => proxy.server.closeIdleConnections()));
@@ -109,6 +116,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       opener,
       gate,
       sink,
+      httpPolicy,
     });
     const port = new TlsPort({
       routes: { tls: new SchemeRoutes(registry, 'tls', edge.tlsPort), https: httpsRoutes },
@@ -119,6 +127,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       certificates: options.edgeCertificates,
       https,
       acme: options.acme,
+      passthroughLimits: tcpLimits,
     });
     port.server.on('connection', track);
     listeners.push(serverListener('edge-tls', port.server, options.host, options.tlsPort, 'tls', sockets, () => https.server.closeIdleConnections()));

@@ -1,11 +1,12 @@
 // TUNNELS.md §5: the IP restriction, then the traffic policy, on every public connection before
 // anything reaches the agent. A closed connection never gets a proxy stream.
-import type { PolicyEndpoint } from '../../domain/policy/index.js';
+import type { PolicyConnection, PolicyEndpoint } from '../../domain/policy/index.js';
 import { evaluateConnection, type ConnectionPolicy } from '../../domain/tunnels/connection-policy.js';
 import type { PublicConnection } from './connections.js';
 
 export interface PolicyMetrics {
   observePolicy(seconds: number, deniedBy: string | undefined): void;
+  observePolicyAction(type: string, phase: string): void;
 }
 
 export class PolicyGate {
@@ -17,19 +18,8 @@ export class PolicyGate {
   /** Evaluates the connection, records what happened on it, and says whether it may go on. */
   admit(conn: PublicConnection, policy: ConnectionPolicy, endpoint: PolicyEndpoint): boolean {
     if (policy.ipRestriction === undefined && policy.policy === undefined) return true;
-    const socket = conn.socket;
     const started = process.hrtime.bigint();
-    const server = conn.serverEnd();
-    const verdict = evaluateConnection(policy, {
-      clientIp: socket.remoteAddress ?? '',
-      clientPort: socket.remotePort ?? 0,
-      serverIp: server.ip,
-      serverPort: server.port,
-      region: this.region,
-      startedAt: conn.startedAt,
-      endpoint,
-      now: Date.now(),
-    });
+    const verdict = evaluateConnection(policy, policyConnection(conn, this.region, endpoint, Date.now()));
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     for (const outcome of verdict.verdicts) {
       for (const rule of outcome.rules) {
@@ -54,6 +44,22 @@ export class PolicyGate {
     this.metrics?.observePolicy(seconds, action);
     return false;
   }
+}
+
+/** What the policy's conn.*, endpoint.* and time.* read for a public connection. */
+export function policyConnection(conn: PublicConnection, region: string, endpoint: PolicyEndpoint, now: number): PolicyConnection {
+  const socket = conn.socket;
+  const server = conn.serverEnd();
+  return {
+    clientIp: socket.remoteAddress ?? '',
+    clientPort: socket.remotePort ?? 0,
+    serverIp: server.ip,
+    serverPort: server.port,
+    region,
+    startedAt: conn.startedAt,
+    endpoint,
+    now,
+  };
 }
 
 const endpoints = new WeakMap<object, PolicyEndpoint>();

@@ -12,6 +12,7 @@ import { KINDS, type ProxyOpener } from './opener.js';
 import { noDelayFromSecondWrite, SOCKET_BUFFER, splice } from './splice.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 import { ACME_TLS_ALPN, answerAlpnChallenge, type AcmeChallenges } from './acme-challenges.js';
+import type { TcpConnectionLimits } from './tcp-limits.js';
 
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
@@ -27,6 +28,8 @@ export interface TlsPortOptions {
   readonly sink: ConnectionSink;
   readonly certificates: EdgeCertificates;
   readonly https: HttpProxy;
+  /** Per-client share and idle timeout of passed-through connections (tls endpoints, TLS edges), as for TCP endpoints. */
+  readonly passthroughLimits?: TcpConnectionLimits;
   readonly clientHelloTimeoutMs?: number;
   /** With ACME on: tls-alpn-01 validations are answered before any routing. */
   readonly acme?: AcmeChallenges | undefined;
@@ -63,7 +66,7 @@ export class TlsPort {
     }
     if (edge) {
       conn.edgeId = edge.edgeId;
-      if (!this.options.gate.admit(conn, edge.policy, edge.endpoint)) return void socket.destroy();
+      if (!this.options.gate.admit(conn, edge.policy, edge.endpoint) || !this.withinLimits(conn, edge.edgeId)) return void socket.destroy();
       this.passthrough(socket, hello.buffered, conn, edge.backend);
       return;
     }
@@ -83,7 +86,7 @@ export class TlsPort {
     const passthrough = wildcard ? this.options.routes.tls.wildcard(sni) : this.options.routes.tls.exact(sni);
     if (passthrough) {
       conn.endpointId = passthrough.endpointId;
-      if (!this.options.gate.admit(conn, passthrough.policy, endpointOfPool(passthrough))) socket.destroy();
+      if (!this.options.gate.admit(conn, passthrough.policy, endpointOfPool(passthrough)) || !this.withinLimits(conn, passthrough.endpointId)) socket.destroy();
       else this.passthrough(socket, clientHello, conn, passthrough);
       return true;
     }
@@ -95,6 +98,10 @@ export class TlsPort {
     if (!this.options.gate.admit(conn, terminated.policy, endpointOfPool(terminated))) socket.destroy();
     else await this.terminate(socket, clientHello, conn, sni, terminated.url, !wildcard);
     return true;
+  }
+
+  private withinLimits(conn: PublicConnection, endpointOrEdgeId: string): boolean {
+    return this.options.passthroughLimits?.admit(conn, endpointOrEdgeId) ?? true;
   }
 
   private passthrough(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, choice: TunnelChoice): void {

@@ -4,9 +4,10 @@
 // bytes; its answer is read with Node's own parser and written through the request's
 // ServerResponse, which frames it for the client.
 import type http from 'node:http';
-import type { Duplex } from 'node:stream';
+import type { Duplex, Transform } from 'node:stream';
 import { responseParser, type NodeHttpParser } from './llhttp.js';
 import { corkForTurn } from './splice.js';
+import { compressor, type Compression } from './compress.js';
 
 /** An idle stream to the agent is closed before a local server's own idle timeout (Node's is 5 s). */
 const IDLE_MS = 4_000;
@@ -36,6 +37,12 @@ export interface Exchange {
   readonly chunked: boolean;
   /** The host asked for, named in a 502. */
   readonly host: string;
+  /**
+   * The endpoint's on_http_response phase, when it has one: the answer's status and headers (as
+   * the client would get them) → the headers to send, or an answer to send instead (the agent's
+   * body is then read and dropped).
+   */
+  readonly respond?: (status: number, headers: string[]) => { headers: string[]; compress?: Compression | undefined } | { status: number; headers: string[]; body: string };
 }
 
 export interface ChannelHooks {
@@ -119,6 +126,10 @@ class Leg {
   private bodySent = true;
   /** The latest body piece, held so that a small answer leaves with its end in one call. */
   private held: Buffer | undefined;
+  /** An answer made by the response phase replaced this one: its body is read and dropped. */
+  private discarding = false;
+  /** compress-response: the answer's body goes through this on its way to the client. */
+  private compressing: Transform | undefined;
   /** Between answers: the next bytes begin a head. */
   private awaitingHead = true;
   /** The head being parsed ends in the bytes given to the parser (so the body may bypass it). */
@@ -145,6 +156,8 @@ class Leg {
   begin(exchange: Exchange): void {
     this.exchange = exchange;
     this.answered = false;
+    this.discarding = false;
+    this.compressing = undefined;
     this.informationals = 0;
     this.stream.write(exchange.head);
     const { req } = exchange;
@@ -214,7 +227,20 @@ class Leg {
     // the client may still be sending a body nobody reads
     if (!req.complete) res.shouldKeepAlive = false;
     try {
-      res.writeHead(status, statusMessage, this.channel.hooks.answerHeaders(headers));
+      const answerHeaders = this.channel.hooks.answerHeaders(headers);
+      const edited = exchange.respond?.(status, answerHeaders);
+      if (edited && 'body' in edited) {
+        res.writeHead(edited.status, edited.headers);
+        res.end(edited.body);
+        this.discarding = true;
+      } else {
+        res.writeHead(status, statusMessage, edited?.headers ?? answerHeaders);
+        if (edited?.compress !== undefined) {
+          this.compressing = compressor(edited.compress);
+          this.compressing.on('error', () => res.destroy());
+          this.compressing.pipe(res);
+        }
+      }
     } catch {
       // a status or header Node will not write (RFC 9110 allows less than llhttp reads)
       this.spoil();
@@ -255,8 +281,15 @@ class Leg {
     this.held = undefined;
     this.answered = true;
     if (!this.keepAlive) this.usable = false;
-    if (held !== undefined) corkForTurn(exchange.req.socket, held);
-    exchange.res.end(held);
+    if (this.discarding) this.discarding = false;
+    else if (this.compressing) {
+      // the compressor ends the answer once it has flushed (pipe)
+      this.compressing.end(held);
+      this.compressing = undefined;
+    } else {
+      if (held !== undefined) corkForTurn(exchange.req.socket, held);
+      exchange.res.end(held);
+    }
     if (this.bodySent) this.done();
     else {
       // the rest of the body would be taken for the next request: this stream carries no other
@@ -266,6 +299,15 @@ class Leg {
   }
 
   private writeBody(chunk: Buffer): void {
+    if (this.discarding) return;
+    const compressing = this.compressing;
+    if (compressing) {
+      if (!compressing.write(chunk)) {
+        this.stream.pause();
+        compressing.once('drain', () => this.stream.resume());
+      }
+      return;
+    }
     const res = this.exchange!.res;
     corkForTurn(this.exchange!.req.socket, chunk);
     if (!res.write(chunk)) {
@@ -346,8 +388,8 @@ class Leg {
     this.answered = true;
     this.rawLeft = 0;
     this.held = undefined;
-    if (this.channel.destroyed || exchange.res.destroyed) {
-      // the client has gone: nobody to answer
+    if (this.channel.destroyed || exchange.res.destroyed || this.discarding) {
+      // the client has gone (nobody to answer), or got the response phase's answer already
     } else if (exchange.res.headersSent) exchange.res.destroy();
     else this.channel.hooks.badGateway(exchange.res, exchange.host, broken);
     this.done();

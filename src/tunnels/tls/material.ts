@@ -31,6 +31,8 @@ export interface TlsMaterial {
   ca: CertificateAuthority | undefined;
   /** Things worth a log line (an operator's certificate without SAN, expired, …). */
   warnings: string[];
+  /** The certificate's notAfter, ms since the epoch: a reloaded file already expired is refused. */
+  notAfter: number;
 }
 
 export interface AgentTlsOptions {
@@ -110,7 +112,7 @@ async function tlsMaterial(req: MaterialRequest): Promise<TlsMaterial> {
   const keyPath = join(ca.caPath, '..', `${req.stem}-key.pem`);
   const stored = await reusableLeaf(ca, certPath, keyPath, req.names);
   if (stored) {
-    return { cert: stored.cert, key: stored.key, caPath: ca.caPath, createdCa: ca.created, source: 'ca', issued: false, ca, warnings: [] };
+    return { cert: stored.cert, key: stored.key, caPath: ca.caPath, createdCa: ca.created, source: 'ca', issued: false, ca, warnings: [], notAfter: stored.notAfter };
   }
   const leaf = await issueCertificate(ca, req.names);
   try {
@@ -121,7 +123,7 @@ async function tlsMaterial(req: MaterialRequest): Promise<TlsMaterial> {
   } catch (err) {
     throw new TlsConfigError(`cannot write ${certPath}: ${(err as Error).message}`, { cause: err });
   }
-  return { cert: leaf.certPem, key: leaf.keyPem, caPath: ca.caPath, createdCa: ca.created, source: 'ca', issued: true, ca, warnings: [] };
+  return { cert: leaf.certPem, key: leaf.keyPem, caPath: ca.caPath, createdCa: ca.created, source: 'ca', issued: true, ca, warnings: [], notAfter: leaf.notAfter.getTime() };
 }
 
 /** The stored leaf when it is intact, ours, names exactly `names` and lives > 30 more days. */
@@ -130,7 +132,7 @@ async function reusableLeaf(
   certPath: string,
   keyPath: string,
   names: SubjectNames,
-): Promise<{ cert: string; key: string } | undefined> {
+): Promise<{ cert: string; key: string; notAfter: number } | undefined> {
   try {
     const [cert, key] = await Promise.all([readIfExists(certPath), readIfExists(keyPath)]);
     if (cert === undefined || key === undefined) return undefined;
@@ -141,7 +143,7 @@ async function reusableLeaf(
     if (!x.checkPrivateKey(createPrivateKey(key))) return undefined;
     if (!issuedBy(cert, ca)) return undefined;
     if (!sameNames(certificateNames(cert), names)) return undefined;
-    return { cert, key };
+    return { cert, key, notAfter: Date.parse(x.validTo) };
   } catch {
     return undefined; // unreadable or corrupt: ours to replace
   }
@@ -150,30 +152,7 @@ async function reusableLeaf(
 async function operatorFiles(req: MaterialRequest, certFile: string, keyFile: string): Promise<TlsMaterial> {
   const certPem = await readConfigured(req.certVar, certFile);
   const keyPem = await readConfigured(req.keyVar, keyFile);
-  let cert: X509Certificate;
-  try {
-    if (!certPem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('no PEM block');
-    cert = new X509Certificate(certPem);
-  } catch (err) {
-    throw new TlsConfigError(`${req.certVar}: ${certFile} contains no PEM certificate`, { cause: err });
-  }
-  let key: KeyObject;
-  try {
-    key = createPrivateKey(keyPem);
-  } catch (err) {
-    const what = /ENCRYPTED/.test(keyPem) ? 'is an encrypted private key (burrow needs it unencrypted)' : 'contains no PEM private key';
-    throw new TlsConfigError(`${req.keyVar}: ${keyFile} ${what}`, { cause: err });
-  }
-  if (key.type !== 'private') throw new TlsConfigError(`${req.keyVar}: ${keyFile} contains no PEM private key`);
-  if (!cert.checkPrivateKey(key)) {
-    throw new TlsConfigError(`${req.keyVar}: ${keyFile} does not match the certificate in ${req.certVar} (${certFile})`);
-  }
-  try {
-    createSecureContext({ cert: certPem, key: keyPem });
-  } catch (err) {
-    throw new TlsConfigError(`${req.certVar}/${req.keyVar}: ${certFile} and ${keyFile} cannot be used for TLS: ${(err as Error).message}`, { cause: err });
-  }
-
+  const cert = checkOperatorPair(certPem, keyPem, { certVar: req.certVar, keyVar: req.keyVar, certFile, keyFile });
   const warnings: string[] = [];
   const now = Date.now();
   if (Date.parse(cert.validTo) <= now) warnings.push(`${req.certVar}: ${certFile} expired on ${cert.validTo}`);
@@ -184,5 +163,45 @@ async function operatorFiles(req: MaterialRequest, certFile: string, keyFile: st
     warnings.push(`${req.certVar}: ${certFile} does not cover ${wildcard}; clients of HTTPS endpoints under it will refuse it`);
   }
   if (cert.ca) warnings.push(`${req.certVar}: ${certFile} is a CA certificate; the ngrok agents refuse a CA certificate as the server's`);
-  return { cert: certPem, key: keyPem, caPath: undefined, createdCa: false, source: 'files', issued: false, ca: undefined, warnings };
+  return { cert: certPem, key: keyPem, caPath: undefined, createdCa: false, source: 'files', issued: false, ca: undefined, warnings, notAfter: Date.parse(cert.validTo) };
+}
+
+/** Where an operator's pair came from, for error messages: the variables and the files. */
+export interface PairOrigin {
+  certVar: string;
+  keyVar: string;
+  certFile: string;
+  keyFile: string;
+}
+
+/**
+ * An operator's certificate and key, checked: a PEM certificate, an unencrypted private key that
+ * is the certificate's, and a pair TLS accepts. Throws a TlsConfigError naming the file.
+ */
+export function checkOperatorPair(certPem: string, keyPem: string, origin: PairOrigin): X509Certificate {
+  const { certVar, keyVar, certFile, keyFile } = origin;
+  let cert: X509Certificate;
+  try {
+    if (!certPem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('no PEM block');
+    cert = new X509Certificate(certPem);
+  } catch (err) {
+    throw new TlsConfigError(`${certVar}: ${certFile} contains no PEM certificate`, { cause: err });
+  }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(keyPem);
+  } catch (err) {
+    const what = /ENCRYPTED/.test(keyPem) ? 'is an encrypted private key (burrow needs it unencrypted)' : 'contains no PEM private key';
+    throw new TlsConfigError(`${keyVar}: ${keyFile} ${what}`, { cause: err });
+  }
+  if (key.type !== 'private') throw new TlsConfigError(`${keyVar}: ${keyFile} contains no PEM private key`);
+  if (!cert.checkPrivateKey(key)) {
+    throw new TlsConfigError(`${keyVar}: ${keyFile} does not match the certificate in ${certVar} (${certFile})`);
+  }
+  try {
+    createSecureContext({ cert: certPem, key: keyPem });
+  } catch (err) {
+    throw new TlsConfigError(`${certVar}/${keyVar}: ${certFile} and ${keyFile} cannot be used for TLS: ${(err as Error).message}`, { cause: err });
+  }
+  return cert;
 }

@@ -1,6 +1,7 @@
 // A server that runs longer than its certificate lives: the agent and edge certificates are
-// looked at again twice a day, and a new one (a leaf reissued from burrow's CA within 30 days of
-// its expiry, or the operator's files replaced on disk) is served to new connections at once.
+// looked at again twice a day, when their files change (file-watch.ts) and on SIGHUP, and a new
+// one (a leaf reissued from burrow's CA within 30 days of its expiry, or the operator's files
+// replaced on disk) is served to new connections at once. A bad new pair keeps the old one.
 import type { Logger } from '../../observability/logger.js';
 import type { TlsMaterial } from './material.js';
 
@@ -12,18 +13,26 @@ export interface RenewableCertificate {
   /** The certificate (PEM) served now. */
   current: string;
   /** The material as it should be now (the same loader as at start: it reissues when due). */
-  load(): Promise<Pick<TlsMaterial, 'cert' | 'key' | 'warnings'>>;
+  load(): Promise<Pick<TlsMaterial, 'cert' | 'key' | 'warnings'> & { notAfter?: number }>;
   /** Serves `cert`/`key` to connections from now on. */
   apply(material: { cert: string; key: string }): void;
 }
 
+/** Anything else reloaded with them (the directory of edge pairs): it logs its own failures. */
+export interface Reloadable {
+  reload(): Promise<void>;
+}
+
 export class CertificateRenewal {
   private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
 
   constructor(
     private readonly certificates: readonly RenewableCertificate[],
     private readonly logger: Logger,
     private readonly intervalMs = RENEWAL_CHECK_MS,
+    private readonly others: readonly Reloadable[] = [],
   ) {}
 
   start(): void {
@@ -35,12 +44,33 @@ export class CertificateRenewal {
     this.timer = undefined;
   }
 
-  /** One look at every certificate; a failure keeps the one served and is logged. */
-  async check(): Promise<void> {
+  /**
+   * One look at every certificate; a failure keeps the one served and is logged. Calls that come
+   * while one runs share one more run after it (a burst of file events reads the files twice, not
+   * once per event, and never concurrently).
+   */
+  check(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        await this.checkOnce();
+      } while (this.again);
+    })().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async checkOnce(): Promise<void> {
     for (const certificate of this.certificates) {
       try {
         const material = await certificate.load();
         if (material.cert === certificate.current) continue;
+        if (material.notAfter !== undefined && material.notAfter <= Date.now()) {
+          throw new Error(`the new certificate expired on ${new Date(material.notAfter).toISOString()}`);
+        }
         certificate.apply(material);
         certificate.current = material.cert;
         this.logger.info({ certificate: certificate.name }, 'TLS certificate renewed: new connections get the new one');
@@ -49,5 +79,6 @@ export class CertificateRenewal {
         this.logger.error({ err: error, certificate: certificate.name }, 'TLS certificate renewal failed: the current one is still served');
       }
     }
+    for (const other of this.others) await other.reload();
   }
 }

@@ -6,10 +6,12 @@ import { readFileSync } from 'node:fs';
 import { validatePolicy } from '../../../src/domain/policy/index.js';
 
 const markdown = readFileSync(new URL('../../../docs/POLICY.md', import.meta.url), 'utf8');
-const blocks = [...markdown.matchAll(/^```(yaml|json)(?: (ERR_NGROK_\d+))?\n([\s\S]*?)^```$/gm)].map((m) => ({
+// An info string may name the endpoint kind the example is for (`yaml http`); a TLS edge's module otherwise.
+const blocks = [...markdown.matchAll(/^```(yaml|json)(?: (http|https|tcp|tls))?(?: (ERR_NGROK_\d+))?\n([\s\S]*?)^```$/gm)].map((m) => ({
   language: m[1]!,
-  code: m[2],
-  source: m[3]!,
+  endpoint: m[2] as 'http' | 'https' | 'tcp' | 'tls' | undefined,
+  code: m[3],
+  source: m[4]!,
   line: markdown.slice(0, m.index).split('\n').length,
 }));
 
@@ -20,7 +22,7 @@ test('docs/POLICY.md has examples of both kinds', () => {
 
 for (const block of blocks) {
   test(`docs/POLICY.md line ${block.line}: ${block.language} example ${block.code ? `fails with ${block.code}` : 'is valid'}`, () => {
-    const result = validatePolicy(block.source);
+    const result = validatePolicy(block.source, block.endpoint ? { endpoint: block.endpoint, subject: 'endpoint' } : undefined);
     if (block.code) {
       assert.ok(!result.ok, 'expected an error');
       assert.equal(result.error.code, block.code, result.error.message);

@@ -71,17 +71,19 @@ interface Case {
   check?: (policy: ValidatedPolicy) => void;
 }
 
+const EXPECTED_RULES: ValidatedPolicy['rules'] = [
+  {
+    name: 'Block some countries',
+    expressions: ["conn.geo.country_code in ['XX', 'YY']"],
+    actions: [
+      { type: 'log', config: { metadata: { country: '${conn.geo.country_code}' } } },
+      { type: 'deny', config: null },
+    ],
+  },
+];
 const EXPECTED_EXAMPLE: ValidatedPolicy = {
-  rules: [
-    {
-      name: 'Block some countries',
-      expressions: ["conn.geo.country_code in ['XX', 'YY']"],
-      actions: [
-        { type: 'log', config: { metadata: { country: '${conn.geo.country_code}' } } },
-        { type: 'deny', config: null },
-      ],
-    },
-  ],
+  rules: EXPECTED_RULES,
+  phases: { on_tcp_connect: EXPECTED_RULES, on_http_request: [], on_http_response: [] },
 };
 
 const cases: Case[] = [
@@ -93,7 +95,7 @@ const cases: Case[] = [
     doc: JSON.stringify(JSON.parse(SPEC_EXAMPLE_JSON), null, '\t'),
     check: (p) => assert.deepEqual(p, EXPECTED_EXAMPLE),
   },
-  { name: 'an empty document', doc: '', check: (p) => assert.deepEqual(p, { rules: [] }) },
+  { name: 'an empty document', doc: '', check: (p) => assert.deepEqual(p, { rules: [], phases: { on_tcp_connect: [], on_http_request: [], on_http_response: [] } }) },
   { name: 'only whitespace', doc: '  \n\n \n' },
   { name: 'only comments', doc: '# nothing here\n# at all\n' },
   { name: 'a null document (~)', doc: '~\n' },

@@ -67,7 +67,7 @@ const refusals: Array<[string, Partial<BindRequestFacts>, Partial<BindingSession
   ['an unknown protocol', { proto: 'udp' }, {}, 301],
   ['the session at its endpoint limit', {}, { tunnelCount: 3 }, 324],
   ['a revoked credential', {}, { acl: undefined }, 300],
-  ['an option burrow does not serve', { otherOptions: ['BasicAuth'] }, {}, 301],
+  ['an option burrow does not serve', { otherOptions: ['WebsocketTCPConverter'] }, {}, 301],
   ['TLSTermination on a tls bind', { proto: 'tls', otherOptions: ['TLSTermination'] }, {}, 301],
   ['an IP policy reference', { ipPolicyRef: 'ipp_1' }, {}, 301],
   ['an internal binding', { bindings: ['internal'] }, {}, 301],
@@ -77,7 +77,7 @@ const refusals: Array<[string, Partial<BindRequestFacts>, Partial<BindingSession
   ['a tcp address burrow does not serve', { proto: 'tcp', addr: '127.0.0.1:30000' }, {}, 307],
   ['a tcp address the ACL does not permit', { proto: 'tcp', addr: '127.0.0.1:20001' }, { acl: ['bind:127.0.0.1:20002'] }, 308],
   ['a random tcp address under a restricted ACL', { proto: 'tcp' }, { acl: ['bind:127.0.0.1:20002'] }, 356],
-  ['an invalid traffic policy', { trafficPolicy: 'on_http_request: [{actions: [{type: deny}]}]' }, {}, 2230],
+  ['an invalid traffic policy', { proto: 'tcp', trafficPolicy: 'on_http_request: [{actions: [{type: deny}]}]' }, {}, 2230],
 ];
 for (const [name, req, over, code] of refusals) {
   test(`bind plan refuses ${name} (${code})`, () => {
@@ -215,4 +215,12 @@ test('labeled plan: every label permitted (399), at least one (301), within the 
     startedAt: NOW,
     endpointId: null,
   });
+});
+
+test('bind plan: options served as rules (HTTP-POLICY.md §4) pass on http and https, and stay refused by name elsewhere', () => {
+  const basicAuth = { BasicAuth: { credentials: [{ username: 'admin', cleartext_password: 's3cretpass' }] } };
+  accepted(plan({ proto: 'https', otherOptions: ['BasicAuth'], endpointOptions: basicAuth }));
+  const refused = refusalOf(plan({ proto: 'tls', hostname: 'a.example.com', otherOptions: ['BasicAuth'], endpointOptions: basicAuth }));
+  assert.equal(refused.code, 301);
+  assert.match(refused.message, /BasicAuth/);
 });

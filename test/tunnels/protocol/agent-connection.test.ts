@@ -2,6 +2,7 @@ import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   AgentConnection,
+  MAX_HELD_BEFORE_AUTH,
   negotiateVersion,
   type AgentConnectionOptions,
   type AgentHandlers,
@@ -138,9 +139,9 @@ describe('AgentConnection: Auth', () => {
     assert.equal(conn.authenticated, true);
   });
 
-  it('a non-Auth stream before Auth closes the connection', async () => {
+  it('a non-RPC stream before Auth closes the connection (RPC requests are held: below)', async () => {
     const { agent, closed, server } = setup();
-    const s = agentOpen(agent, StreamType.Bind, '{}');
+    const s = agentOpen(agent, StreamType.Proxy, '{}');
     assert.equal((await closed)[0], 'unauthenticated-stream');
     assert.equal(s.receivedReset ?? MuxErrorCode.Protocol, MuxErrorCode.Protocol);
     assert.equal(server.goAways[0]?.code, MuxErrorCode.Protocol);
@@ -150,6 +151,71 @@ describe('AgentConnection: Auth', () => {
     const { agent, closed } = setup();
     agentOpen(agent, 42, '{}');
     assert.equal((await closed)[0], 'unauthenticated-stream');
+  });
+});
+
+describe('AgentConnection: requests sent while the Auth is in flight', () => {
+  /** Handlers whose Auth answers only when `release` is called. */
+  function slowAuth(): { handlers: AgentHandlers; release: () => void } {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    return { handlers: { ...handlers, auth: async (req, ctx) => (await gate, handlers.auth(req, ctx)) }, release };
+  }
+
+  it('a Bind opened before the Auth reply is held, then served after the AuthResp (the classic agent does this)', async () => {
+    const slow = slowAuth();
+    const { agent, conn } = setup({ handlers: slow.handlers });
+    const auth = agentOpen(agent, StreamType.Auth, AUTH_GO);
+    const bind = agentOpen(agent, StreamType.Bind, JSON.stringify({ Proto: 'https', Opts: {}, Extra: {} }));
+    await delay(30);
+    assert.equal(conn.closed, false, 'a Bind during the Auth no longer closes the connection');
+    const order: string[] = [];
+    const authReply = readAll(auth).then((b) => (order.push('auth'), JSON.parse(b.toString())));
+    const bindReply = readAll(bind).then((b) => (order.push('bind'), JSON.parse(b.toString())));
+    slow.release();
+    assert.equal((await authReply).ClientId, 'ts_1');
+    assert.equal((await bindReply).URL, 'https://gen.burrow.localhost');
+    assert.deepEqual(order, ['auth', 'bind']);
+  });
+
+  it('a Bind whose frames arrive before the Auth’s is held too', async () => {
+    const { agent, conn } = setup();
+    const bind = agentOpen(agent, StreamType.Bind, JSON.stringify({ Proto: 'https', Opts: {}, Extra: {} }));
+    await delay(20);
+    assert.equal(conn.closed, false);
+    const auth = await rpc(agent, StreamType.Auth, AUTH_RS);
+    assert.equal(auth.ClientId, 'ts_1');
+    assert.equal(JSON.parse((await readAll(bind)).toString()).URL, 'https://gen.burrow.localhost');
+  });
+
+  it('a held request waits no longer than the auth deadline', async () => {
+    const { agent, closed } = setup({ authTimeoutMs: 40 });
+    const bind = agentOpen(agent, StreamType.Bind, '{}');
+    const ended = new Promise<void>((resolve) => bind.once('close', () => resolve()));
+    assert.equal((await closed)[0], 'auth-timeout');
+    await ended;
+  });
+
+  it('held requests are refused when that Auth fails, and the connection closes', async () => {
+    const slow = slowAuth();
+    const { agent, closed } = setup({ handlers: slow.handlers, authErrorLingerMs: 20 });
+    const auth = agentOpen(agent, StreamType.Auth, JSON.stringify({ Version: ['3'], Extra: { AuthToken: 'bad' } }));
+    const bind = agentOpen(agent, StreamType.Bind, '{}');
+    const reset = new Promise<number | undefined>((resolve) => bind.once('close', () => resolve(bind.receivedReset ?? undefined)));
+    await delay(20);
+    slow.release();
+    assert.match(JSON.parse((await readAll(auth)).toString()).Error, /ERR_NGROK_107$/);
+    assert.equal(await reset, MuxErrorCode.StreamRefused);
+    assert.equal((await closed)[0], 'auth-failed');
+  });
+
+  it(`at most ${MAX_HELD_BEFORE_AUTH} are held: one more closes the connection, as before`, async () => {
+    const slow = slowAuth();
+    const { agent, closed } = setup({ handlers: slow.handlers });
+    agentOpen(agent, StreamType.Auth, AUTH_RS);
+    for (let i = 0; i <= MAX_HELD_BEFORE_AUTH; i++) agentOpen(agent, StreamType.Bind, '{}');
+    assert.equal((await closed)[0], 'unauthenticated-stream');
+    slow.release();
   });
 });
 

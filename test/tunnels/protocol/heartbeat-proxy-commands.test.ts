@@ -34,13 +34,37 @@ describe('heartbeats', () => {
     hb.write(Buffer.concat([typeBytes(StreamType.Heartbeat), Buffer.from([9, 8, 7])]));
     await delay(5);
     assert.equal(Buffer.concat(got).length, 0, 'no echo of a partial beat');
-    hb.write(Buffer.from([6, 1, 2, 3, 4]));
+    hb.write(Buffer.from([6]));
+    await delay(5);
+    assert.deepEqual([...Buffer.concat(got)], [9, 8, 7, 6]);
+    hb.write(Buffer.from([1, 2, 3, 4]));
     await delay(5);
     assert.deepEqual([...Buffer.concat(got)], [9, 8, 7, 6, 1, 2, 3, 4]);
     const ended = once(hb, 'end');
     hb.end();
     await ended;
     assert.equal(hb.peer.finSent, true);
+  });
+
+  it('beats sent without waiting for their echoes are coalesced: the latest is echoed, never a queue of them', async () => {
+    const [server, agent] = sessionPair();
+    let writes = 0;
+    server.on('stream', (s: FakeStream) => {
+      const write = s.write.bind(s);
+      s.write = ((...args: Parameters<typeof write>) => (writes++, write(...args))) as typeof s.write;
+      const r = new StreamReader(s);
+      void r.readExact(4).then(() => echoHeartbeats(s, r));
+    });
+    const hb = agent.open();
+    const got: Buffer[] = [];
+    hb.on('data', (c: Buffer) => got.push(c));
+    const beats = Buffer.alloc(4 * 10_000, 1);
+    beats.writeUInt32BE(0xdeadbeef, beats.length - 4); // the latest beat
+    hb.write(Buffer.concat([typeBytes(StreamType.Heartbeat), beats]));
+    await delay(20);
+    const echoed = Buffer.concat(got);
+    assert.ok(writes >= 1 && writes <= 2, `${writes} echo writes for 10,000 beats`);
+    assert.equal(echoed.readUInt32BE(echoed.length - 4), 0xdeadbeef);
   });
 
   it('server heartbeater: type + first beat at once, latency recorded, beats repeat', async () => {

@@ -1,3 +1,4 @@
+import { HttpPolicy } from '../../../src/tunnels/public/http-policy.js';
 import { PolicyGate } from '../../../src/tunnels/public/policy-gate.js';
 import { NO_POLICY } from '../../../src/domain/tunnels/connection-policy.js';
 import assert from 'node:assert/strict';
@@ -88,6 +89,7 @@ function describe404and502(): void {
       opener: new ProxyOpener({ connectionOf: () => undefined }),
       sink,
       gate: new PolicyGate('local', undefined),
+      httpPolicy: new HttpPolicy('local', undefined),
     });
     await new Promise<void>((resolve) => proxy.server.listen(0, '127.0.0.1', resolve));
     port = (proxy.server.address() as net.AddressInfo).port;

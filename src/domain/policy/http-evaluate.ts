@@ -1,0 +1,390 @@
+/**
+ * Runs the HTTP phases of a compiled policy on one request (HTTP-POLICY.md §1–§2): rules in
+ * order, a rule whose expressions all hold runs its actions in order, and an action that answers
+ * (deny, custom-response, redirect, a failed basic-auth, a rate limit) ends the phase. The result
+ * is a decision the data plane applies: the request as it goes to the agent, or the answer to
+ * send instead; in on_http_response, the answer's headers or a replacement. Pure, but for the
+ * rate-limit buckets handed in.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { RE2JS } from 're2js';
+import type { PolicyConnection } from './activation.js';
+import type { IpAddress } from './cidr.js';
+import { build, buildMap, celToString, messageOf, restrictDecision, ruleMismatch, staticMetadata, type EvaluationError } from './evaluate.js';
+import {
+  connectionVariables,
+  emptyHttpResults,
+  requestUrl,
+  requestVariables,
+  responseVariables,
+  type PolicyHttpRequest,
+  type PolicyHttpResponse,
+} from './http-activation.js';
+import type { StringTemplate } from './http-program.js';
+import type { PhaseName } from './phases.js';
+import type { PolicyProgram, ProgramAction, ProgramRule, ValueTemplate } from './program.js';
+import type { RateBuckets } from './rate-buckets.js';
+import type { BreakerConfig, CircuitBreakers } from './circuit-breakers.js';
+import type { CompressionAlgorithm, PolicyValue } from './types.js';
+import { MIN_COMPRESSED_BYTES, negotiateEncoding } from './compression.js';
+
+/** An answer made by an action instead of the agent's. */
+export interface HttpAnswer {
+  status: number;
+  /** Raw lines: name, value, … */
+  headers: string[];
+  body: string;
+}
+
+/** One action that ran, for the metrics (by type and phase) and the request's log line. */
+export interface TakenAction {
+  phase: PhaseName;
+  rule: number;
+  type: string;
+}
+
+export interface HttpDecision {
+  /** Set when an action answered: nothing goes to the agent (request phase) or the agent's answer is dropped (response phase). */
+  answer: HttpAnswer | undefined;
+  /** Request phase: the request's header lines as they go to the agent; response phase: the answer's. */
+  headers: string[];
+  /** The request target as it goes to the agent (url-rewrite). */
+  target: string;
+  taken: TakenAction[];
+  /** The metadata of each `log` action, interpolated. */
+  logs: Array<{ [key: string]: PolicyValue }>;
+  errors: EvaluationError[];
+  /** `vars.*` after the phase: the response phase starts from the request phase's. */
+  vars: Map<string, unknown>;
+  /** on_http_response: compress the answer's body with this (its headers already say so). */
+  compress?: CompressionAlgorithm;
+  /** The circuit breakers the request passed: each is told how the agent answered (`recordAnswer`). */
+  breakers: BreakerConfig[];
+}
+
+export interface HttpPolicyContext {
+  readonly connection: PolicyConnection;
+  readonly request: PolicyHttpRequest;
+  /** The endpoint's rate-limit counts. */
+  readonly buckets: RateBuckets;
+  /** The endpoint's circuit breakers (absent: circuit-breaker actions let everything through). */
+  readonly breakers?: CircuitBreakers;
+}
+
+/** The agent's answer to a request that passed circuit breakers (a 5xx counts as a failure). */
+export function recordAnswer(context: HttpPolicyContext, decision: HttpDecision, status: number, nowMs: number): void {
+  for (const breaker of decision.breakers) context.breakers?.record(breaker, status >= 500, nowMs);
+}
+
+/** At most this many url-rewrite/redirect rewrites per request: a policy that loops is bounded (HTTP-POLICY.md §7). */
+const MAX_REWRITES = 10;
+
+export function evaluateHttpRequest(program: PolicyProgram, context: HttpPolicyContext): HttpDecision {
+  const state = new HttpEvaluation('on_http_request', context, [...context.request.headers], context.request.target, undefined, new Map());
+  return state.run(program.phases.on_http_request);
+}
+
+/**
+ * `request` as it reached the agent (after the request phase), `vars` what that phase set;
+ * `response` the agent's answer, or the answer an action made.
+ */
+export function evaluateHttpResponse(
+  program: PolicyProgram,
+  context: HttpPolicyContext,
+  sent: { headers: readonly string[]; target: string },
+  response: PolicyHttpResponse,
+  vars: Map<string, unknown>,
+): HttpDecision {
+  const state = new HttpEvaluation('on_http_response', context, [...response.headers], sent.target, response, new Map(vars), [...sent.headers]);
+  return state.run(program.phases.on_http_response);
+}
+
+class HttpEvaluation {
+  private readonly base: ReturnType<typeof connectionVariables>['base'];
+  private readonly client: IpAddress | null;
+  private readonly results = emptyHttpResults();
+  private req: Record<string, unknown> | undefined;
+  private res: Record<string, unknown> | undefined;
+  private rewrites = 0;
+  private readonly decision: HttpDecision;
+  /** What cel-js reads: the variables, rebuilt when an action changed what they describe. */
+  readonly activation: Record<string, unknown>;
+
+  constructor(
+    private readonly phase: PhaseName,
+    private readonly context: HttpPolicyContext,
+    /** The headers this phase edits: the request's, or in on_http_response the answer's. */
+    headers: string[],
+    target: string,
+    private readonly response: PolicyHttpResponse | undefined,
+    vars: Map<string, unknown>,
+    /** on_http_response: the request's headers as sent (req.* there). */
+    private readonly requestHeaders?: string[],
+  ) {
+    ({ base: this.base, client: this.client } = connectionVariables(context.connection));
+    this.decision = { answer: undefined, headers, target, taken: [], logs: [], errors: [], vars, breakers: [] };
+    const self = this;
+    this.activation = {
+      get conn() {
+        return self.base.conn;
+      },
+      get endpoint() {
+        return self.base.endpoint;
+      },
+      get time() {
+        return self.base.time;
+      },
+      get req() {
+        return (self.req ??= requestVariables(self.context.request, self.requestHeaders ?? self.decision.headers, self.decision.target));
+      },
+      get res() {
+        if (!self.response) return undefined;
+        return (self.res ??= responseVariables({ status: self.decision.answer?.status ?? self.response.status, headers: self.decision.headers }));
+      },
+      get vars() {
+        return self.decision.vars;
+      },
+      actions: { ngrok: this.results },
+    };
+  }
+
+  run(rules: readonly ProgramRule[]): HttpDecision {
+    for (const rule of rules) {
+      const failure = ruleMismatch(rule, this.activation);
+      if (failure !== undefined) {
+        if (failure !== null) this.report(rule, failure.at, failure.message);
+        continue;
+      }
+      for (let a = 0; a < rule.actions.length; a++) {
+        const action = rule.actions[a]!;
+        this.decision.taken.push({ phase: this.phase, rule: rule.number, type: action.type });
+        let ends: boolean;
+        try {
+          ends = this.runAction(action, rule, a + 1);
+        } catch (error) {
+          this.report(rule, `action ${a + 1} (${action.type})`, messageOf(error));
+          ends = false;
+        }
+        if (ends) return this.decision;
+      }
+    }
+    return this.decision;
+  }
+
+  private report(rule: ProgramRule, at: string, message: string): void {
+    this.decision.errors.push({ rule: rule.number, name: rule.name, at, message });
+  }
+
+  private text(template: StringTemplate | ValueTemplate, rule: ProgramRule, at: string): string {
+    const errors: string[] = [];
+    const value = template.kind === 'static' ? template.value : build(template as ValueTemplate, this.activation, errors);
+    for (const error of errors) this.report(rule, at, error);
+    return typeof value === 'string' ? value : celToString(value);
+  }
+
+  private headerList(headers: Array<[string, StringTemplate]>, rule: ProgramRule, at: string): string[] {
+    const out: string[] = [];
+    for (const [name, template] of headers) out.push(name, sanitize(this.text(template, rule, at)));
+    return out;
+  }
+
+  private answer(status: number, headers: string[], body: string): true {
+    this.decision.answer = { status, headers, body };
+    if (this.phase === 'on_http_response') {
+      // A new answer: an earlier compress-response spoke of the one it replaces.
+      delete this.decision.compress;
+      // The answer replaces the agent's: its headers are the ones later rules edit.
+      this.decision.headers = headers;
+      this.res = undefined;
+    }
+    return true;
+  }
+
+  private changed(): void {
+    if (this.phase === 'on_http_request') this.req = undefined;
+    else this.res = undefined;
+  }
+
+  /** Runs one action; true when it ended the phase. */
+  private runAction(action: ProgramAction, rule: ProgramRule, number: number): boolean {
+    const at = `action ${number} (${action.type})`;
+    const results = this.results;
+    switch (action.type) {
+      case 'deny': {
+        const status = action.status ?? 403;
+        return this.answer(status, ['Content-Type', 'text/plain; charset=utf-8'], `${status} ${statusText(status)}: denied by the endpoint's traffic policy.\n`);
+      }
+      case 'log': {
+        const errors: string[] = [];
+        const metadata = action.fixed ? staticMetadata(action.metadata) : buildMap(action.metadata, this.activation, errors);
+        for (const error of errors) this.report(rule, at, error);
+        results.log!.metadata = metadata;
+        this.decision.logs.push(metadata);
+        return false;
+      }
+      case 'restrict-ips': {
+        const { decision, matched, errors } = restrictDecision(action, this.client, this.base.conn.client_ip, this.activation);
+        for (const error of errors) this.report(rule, at, error);
+        Object.assign(results.restrict_ips!, { action: decision, matched_cidr: matched, error: { code: errors.length > 0 ? 'ERR_NGROK_2217' : '', message: errors.join('; ') } });
+        if (decision === 'deny' && action.enforce) return this.answer(403, ['Content-Type', 'text/plain; charset=utf-8'], `403 Forbidden: the client address is not allowed by the endpoint's traffic policy.\n`);
+        return false;
+      }
+      case 'add-headers': {
+        const added = this.headerList(action.headers, rule, at);
+        // The reference adds a header; a value the client (or agent) sent under the same name stays beside it.
+        this.decision.headers.push(...added);
+        const map = new Map<string, string>();
+        for (let i = 0; i < added.length; i += 2) map.set(added[i]!.toLowerCase(), added[i + 1]!);
+        results.add_headers!.headers_added = map;
+        this.changed();
+        return false;
+      }
+      case 'remove-headers': {
+        const drop = new Set(action.headers);
+        const kept: string[] = [];
+        const headers = this.decision.headers;
+        for (let i = 0; i < headers.length; i += 2) if (!drop.has(headers[i]!.toLowerCase())) kept.push(headers[i]!, headers[i + 1]!);
+        this.decision.headers = kept;
+        results.remove_headers!.headers_removed = [...action.headers];
+        this.changed();
+        return false;
+      }
+      case 'custom-response': {
+        const headers = this.headerList(action.headers, rule, at);
+        results.custom_response!.status_code = BigInt(action.status);
+        return this.answer(action.status, headers, this.text(action.body, rule, at));
+      }
+      case 'redirect': {
+        const url = this.rewritten(action.from, action.to, rule, at);
+        if (url === undefined) return false;
+        results.redirect!.url = url;
+        return this.answer(action.status, ['Location', sanitize(url), ...this.headerList(action.headers, rule, at)], '');
+      }
+      case 'url-rewrite': {
+        const url = this.rewritten(action.from, action.to, rule, at);
+        if (url === undefined) return false;
+        results.url_rewrite!.url = url;
+        this.decision.target = originForm(url);
+        this.changed();
+        return false;
+      }
+      case 'set-vars': {
+        for (const [name, template] of action.vars) {
+          const value = template.kind === 'static' ? template.value : this.text(template, rule, at);
+          this.decision.vars.set(name, typeof value === 'number' && Number.isInteger(value) ? BigInt(value) : value);
+        }
+        return false;
+      }
+      case 'basic-auth':
+        return this.basicAuth(action);
+      case 'compress-response':
+        this.compress(action.algorithms);
+        return false;
+      case 'circuit-breaker': {
+        const breakers = this.context.breakers;
+        if (breakers && !breakers.allows(action.breaker, Number(this.context.connection.now))) {
+          return this.answer(503, ['Content-Type', 'text/plain; charset=utf-8'], "503 Service Unavailable: the endpoint's circuit breaker is open.\n");
+        }
+        this.decision.breakers.push(action.breaker);
+        return false;
+      }
+      case 'rate-limit': {
+        const key = action.keys.length === 0 ? this.base.conn.client_ip : action.keys.map((k) => this.text(k, rule, at)).join('\u0000');
+        const verdict = this.context.buckets.take(`${action.bucket}\u0001${key}`, action.capacity, action.windowMs, Number(this.context.connection.now));
+        Object.assign(results.rate_limit!, { bucket_key: key, limited: verdict.limited });
+        if (!verdict.limited) return false;
+        return this.answer(
+          429,
+          ['Content-Type', 'text/plain; charset=utf-8', 'Retry-After', String(verdict.retryAfterSeconds)],
+          `429 Too Many Requests: the endpoint's rate limit was reached; retry in ${verdict.retryAfterSeconds} s.\n`,
+        );
+      }
+    }
+  }
+
+  /** The request URL with `from` replaced by `to` ($1… refer to groups), or `to` when there is no `from`; undefined when `from` does not match. */
+  private rewritten(from: RE2JS | null, to: StringTemplate, rule: ProgramRule, at: string): string | undefined {
+    if (++this.rewrites > MAX_REWRITES) throw new Error(`more than ${MAX_REWRITES} rewrites or redirects in one request`);
+    const replacement = this.text(to, rule, at);
+    if (from === null) return replacement;
+    const url = String((this.activation.req as { url: { raw: string } }).url.raw);
+    const matcher = from.matcher(url);
+    if (!matcher.find()) return undefined;
+    return from.matcher(url).replaceFirst(replacement);
+  }
+
+  /** Negotiates, and on success edits the answer's headers for a compressed body the data plane streams. */
+  private compress(algorithms: readonly CompressionAlgorithm[]): void {
+    const result = this.results.compress!;
+    const res = this.activation.res as { headers: Map<string, string[]>; content_length: bigint; status_code: bigint } | undefined;
+    if (!res || this.decision.compress !== undefined) return;
+    const encoding = res.headers.get('content-encoding')?.[0]?.trim().toLowerCase();
+    result.already_compressed = encoding !== undefined && encoding !== '' && encoding !== 'identity';
+    const status = Number(res.status_code);
+    if (result.already_compressed || status < 200 || status === 204 || status === 304 || this.context.request.method === 'HEAD') return;
+    if (res.content_length >= 0n && res.content_length < BigInt(MIN_COMPRESSED_BYTES)) return;
+    const accepted = (this.activation.req as { headers: Map<string, string[]> }).headers.get('accept-encoding') ?? [];
+    const algorithm = negotiateEncoding(accepted, algorithms);
+    if (algorithm === undefined) return;
+    result.negotiated_algorithm = algorithm;
+    this.decision.compress = algorithm;
+    const kept: string[] = [];
+    const headers = this.decision.headers;
+    let vary = false;
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i]!.toLowerCase();
+      if (name === 'content-length' || name === 'content-encoding') continue;
+      if (name === 'vary') vary ||= /(^|,)\s*(accept-encoding|\*)\s*(,|$)/i.test(headers[i + 1]!);
+      kept.push(headers[i]!, headers[i + 1]!);
+    }
+    kept.push('Content-Encoding', algorithm);
+    if (!vary) kept.push('Vary', 'Accept-Encoding');
+    this.decision.headers = kept;
+    this.res = undefined;
+  }
+
+  private basicAuth(action: Extract<ProgramAction, { type: 'basic-auth' }>): boolean {
+    const header = (this.activation.req as { headers: Map<string, string[]> }).headers.get('authorization')?.[0] ?? '';
+    const match = /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+    const presented = match ? Buffer.from(match[1]!, 'base64') : undefined;
+    let authorized = false;
+    let username = '';
+    if (presented) {
+      for (const credential of action.credentials) {
+        // Every credential is compared, in constant time for equal lengths, so timing tells nothing.
+        const equal = presented.length === credential.secret.length && timingSafeEqual(presented, credential.secret);
+        if (equal && !authorized) {
+          authorized = true;
+          username = credential.username;
+        }
+      }
+    }
+    Object.assign(this.results.basic_auth!, {
+      authorized,
+      credentials: { presented: presented !== undefined, username: authorized ? username : '' },
+      error: authorized ? { code: '', message: '' } : { code: 'ERR_NGROK_3502', message: presented ? 'the credentials do not match' : 'no credentials were presented' },
+    });
+    if (authorized || !action.enforce) return false;
+    return this.answer(401, ['WWW-Authenticate', `Basic realm="${action.realm}"`, 'Content-Type', 'text/plain; charset=utf-8'], '401 Unauthorized\n');
+  }
+}
+
+/** A value placed in a header line: no line breaks or NUL (an interpolation could produce them). */
+function sanitize(value: string): string {
+  return /[\r\n\0]/.test(value) ? value.replace(/[\r\n\0]+/g, ' ') : value;
+}
+
+/** The origin-form of a rewritten URL (`/path?query`); a path alone stays as it is. */
+function originForm(url: string): string {
+  if (url.startsWith('/')) return url;
+  const parsed = requestUrl(url, '', 'http');
+  const query = String(parsed.query);
+  return `${String(parsed.raw_path) || '/'}${query ? `?${query}` : ''}`;
+}
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' };
+
+function statusText(status: number): string {
+  return STATUS_TEXT[status] ?? 'Denied';
+}
+

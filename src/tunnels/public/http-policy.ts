@@ -1,0 +1,132 @@
+// HTTP-POLICY.md §1: an endpoint's on_http_request phase on each request before anything reaches
+// the agent, and its on_http_response phase on each answer before its head reaches the client.
+// Thin: the request and answer are described to the domain, which decides; the decision is applied
+// here. Rate-limit counts are kept per endpoint (pool), so they survive a policy's replacement.
+import http from 'node:http';
+import {
+  evaluateHttpRequest,
+  evaluateHttpResponse,
+  CircuitBreakers,
+  RateBuckets,
+  recordAnswer,
+  type HttpAnswer,
+  type HttpDecision,
+  type HttpPolicyContext,
+  type PolicyProgram,
+} from '../../domain/policy/index.js';
+import type { EndpointPool } from '../registry.js';
+import type { PublicConnection } from './connections.js';
+import { endpointOfPool, policyConnection, type PolicyMetrics } from './policy-gate.js';
+import { compressSync, type Compression } from './compress.js';
+
+/** An answer an action made; its body already compressed (a Buffer) when compress-response said so. */
+export type PolicyAnswer = Omit<HttpAnswer, 'body'> & { body: string | Buffer };
+
+/** The request as it goes to the agent, or the answer to send instead (the response phase has run on it). */
+export type RequestOutcome =
+  | { kind: 'answer'; answer: PolicyAnswer }
+  | {
+      kind: 'forward';
+      headers: string[];
+      target: string;
+      /** The response phase for the agent's answer (undefined when the policy has none). */
+      respond: ((status: number, headers: string[]) => { headers: string[]; compress?: Compression | undefined } | HttpAnswer) | undefined;
+    };
+
+/** Whether a policy has rules in an HTTP phase (otherwise requests pass untouched and unparsed). */
+export function hasHttpPhases(program: PolicyProgram | undefined): program is PolicyProgram {
+  return program !== undefined && (program.phases.on_http_request.length > 0 || program.phases.on_http_response.length > 0);
+}
+
+export class HttpPolicy {
+  private readonly buckets = new WeakMap<EndpointPool, RateBuckets>();
+  private readonly breakers = new WeakMap<EndpointPool, CircuitBreakers>();
+
+  constructor(
+    private readonly region: string,
+    private readonly metrics: PolicyMetrics | undefined,
+  ) {}
+
+  /** Runs the request phase, and the response phase on an answer it made. */
+  request(
+    conn: PublicConnection,
+    pool: EndpointPool,
+    program: PolicyProgram,
+    req: http.IncomingMessage,
+    scheme: 'http' | 'https',
+    headers: string[],
+  ): RequestOutcome {
+    const context = this.context(conn, pool, req, scheme, headers);
+    const decision = evaluateHttpRequest(program, context);
+    this.record(conn, decision);
+    const sent = { headers: decision.headers, target: decision.target };
+    const judged = program.phases.on_http_response.length > 0;
+    const respond = !judged && decision.breakers.length === 0
+      ? undefined
+      : (status: number, answerHeaders: string[]) => {
+          recordAnswer(context, decision, status, Date.now());
+          if (!judged) return { headers: answerHeaders };
+          const after = evaluateHttpResponse(program, context, sent, { status, headers: answerHeaders }, decision.vars);
+          this.record(conn, after);
+          return after.answer ?? { headers: after.headers, compress: after.compress };
+        };
+    if (decision.answer) {
+      const answer = decision.answer;
+      const final = judged ? respond!(answer.status, answer.headers) : answer;
+      if ('body' in final) return { kind: 'answer', answer: final as HttpAnswer };
+      const compress = (final as { compress?: Compression }).compress;
+      return { kind: 'answer', answer: { ...answer, headers: final.headers, ...(compress ? { body: compressSync(compress, Buffer.from(answer.body)) } : {}) } };
+    }
+    return { kind: 'forward', headers: decision.headers, target: decision.target, respond };
+  }
+
+  private context(conn: PublicConnection, pool: EndpointPool, req: http.IncomingMessage, scheme: 'http' | 'https', headers: string[]): HttpPolicyContext {
+    let buckets = this.buckets.get(pool);
+    if (!buckets) this.buckets.set(pool, (buckets = new RateBuckets()));
+    let breakers = this.breakers.get(pool);
+    if (!breakers) this.breakers.set(pool, (breakers = new CircuitBreakers()));
+    const now = Date.now();
+    return {
+      connection: policyConnection(conn, this.region, endpointOfPool(pool), now),
+      request: { method: req.method ?? 'GET', target: req.url ?? '/', version: req.httpVersion, scheme, headers, receivedAt: now },
+      buckets,
+      breakers,
+    };
+  }
+
+  /** Each action taken: counted by type and phase, listed in the connection's log line; logs and errors too. */
+  private record(conn: PublicConnection, decision: HttpDecision): void {
+    for (const taken of decision.taken) {
+      this.metrics?.observePolicyAction(taken.type, taken.phase);
+      conn.policyActions.push(`${taken.phase}:${taken.type}`);
+    }
+    for (const metadata of decision.logs) conn.policyLogs.push(metadata);
+    for (const error of decision.errors) conn.policyErrors.push(`rule ${error.rule} ${error.at}: ${error.message}`);
+  }
+}
+
+/** An answer an action made, framed by Node (its own Content-Length). */
+export function writeAnswer(res: http.ServerResponse, answer: PolicyAnswer): void {
+  const body = typeof answer.body === 'string' ? Buffer.from(answer.body, 'utf8') : answer.body;
+  const headers = [...answer.headers, 'Content-Length', String(body.length)];
+  try {
+    res.writeHead(answer.status, headers);
+  } catch {
+    // A header value Node refuses (validation keeps them clean; interpolation is sanitized): answer without them.
+    res.writeHead(answer.status, ['Content-Length', String(body.length)]);
+  }
+  res.end(body);
+}
+
+/** An answer an action made, as bytes for a socket an upgrade took over (then closed). */
+export function answerBytes(answer: PolicyAnswer): Buffer {
+  const body = typeof answer.body === 'string' ? Buffer.from(answer.body, 'utf8') : answer.body;
+  let head = `HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status] ?? 'Status'}\r\n`;
+  for (let i = 0; i + 1 < answer.headers.length; i += 2) {
+    const name = answer.headers[i]!;
+    if (/^(content-length|connection|transfer-encoding)$/i.test(name) || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name)) continue;
+    head += `${name}: ${answer.headers[i + 1]!.replace(/[\r\n\0]+/g, ' ')}\r\n`;
+  }
+  head += `content-length: ${body.length}\r\nconnection: close\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head, 'latin1'), body]);
+}
