@@ -111,7 +111,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     { material, load: loadAgentTls, apply: ({ cert, key }) => agentListener.replaceCertificate(cert, key) },
     edgeTls && edgeCertificates ? { material: edgeTls, load: loadEdgeTls, apply: (m) => edgeCertificates.replace(m), certificates: edgeCertificates } : undefined,
   );
-  options.metrics?.gaugeCertificates(() => certificates.served());
+  options.metrics?.gaugeCertificates(() => [...certificates.served(), ...(acme?.summaries() ?? [])]);
   const publicListeners = createPublicTraffic({
     host: config.edgeHost,
     httpPort: config.edgeHttpPort,

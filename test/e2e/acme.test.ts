@@ -7,7 +7,7 @@ import tls from 'node:tls';
 import type ngrok from '@ngrok/ngrok';
 import { freePorts, waitFor } from '../helpers/data-plane.js';
 import { pebbleMissing, startPebble, type Pebble } from '../helpers/pebble.js';
-import { api, cleanupProcesses, makeTempDir, tempDatabaseUrl } from '../helpers/server-process.js';
+import { api, cleanupProcesses, makeTempDir, runCli, tempDatabaseUrl } from '../helpers/server-process.js';
 import { connectAgent, createToken, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
 
 /**
@@ -146,6 +146,15 @@ test('a restart serves the stored certificate without a new order', { skip, time
     assert.equal(answer.serial, alpnSerial);
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.deepEqual(orders(server), []);
+    // burrow certs list and /metrics show it, source acme, no name in the metric's labels
+    const listed = await runCli(['certs', 'list', '--json'], { databaseUrl: alpnState.databaseUrl, env: { TLS_DIR: alpnState.tlsDir, ACME_DIRECTORY_URL: pebble.directoryUrl } });
+    assert.equal(listed.code, 0, listed.stderr);
+    const acmeRows = (JSON.parse(listed.stdout) as { names: string[]; source: string; issuer: string }[]).filter((row) => row.source === 'acme');
+    assert.deepEqual(acmeRows.map((row) => row.names), [['alpn.example.com']]);
+    assert.match(acmeRows[0]!.issuer, /Pebble/i);
+    const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+    assert.equal(metrics.match(/^burrow_certificate_expiry_seconds\{/gm)?.length, 3, 'agent, edge and the ACME certificate');
+    assert.doesNotMatch(metrics, /alpn\.example\.com/);
   } finally {
     await session?.close().catch(() => {});
     await server.stop();

@@ -11,6 +11,8 @@ import { challengeKey, renewalTime, retryTime } from '../../../domain/acme/sched
 import type { AcmeCertificateRow, AcmeRepository } from '../../../domain/acme/types.js';
 import { seal, sealingKey, unseal } from '../../../domain/sealing.js';
 import type { Logger } from '../../../observability/logger.js';
+import type { CertificateSummary } from '../../../domain/certificates/inventory.js';
+import { describeCertificate } from '../inventory.js';
 import { acmeClient, alpnChallengeCertificate, newAccountKey, orderCertificate } from './acme-order.js';
 
 /** An order not finished by then frees its name for another instance. */
@@ -38,6 +40,7 @@ export interface AcmeCertificatesOptions {
 
 interface Served {
   readonly context: SecureContext;
+  readonly certPem: string;
   readonly notAfter: number;
 }
 
@@ -62,6 +65,11 @@ export class AcmeCertificates {
       if (served && served.notAfter > now) return served.context;
     }
     return undefined;
+  }
+
+  /** What is served, for /metrics (burrow_certificate_expiry_seconds). */
+  summaries(): CertificateSummary[] {
+    return [...this.served.values()].map((served) => describeCertificate(served.certPem, 'acme'));
   }
 
   /**
@@ -138,7 +146,7 @@ export class AcmeCertificates {
     if (this.served.get(row.name)?.notAfter === row.notAfter) return true;
     try {
       const key = unseal(this.key, row.keySealed, `certificate:${row.name}`);
-      this.served.set(row.name, { context: createSecureContext({ cert: row.certPem, key }), notAfter: row.notAfter });
+      this.served.set(row.name, { context: createSecureContext({ cert: row.certPem, key }), certPem: row.certPem, notAfter: row.notAfter });
       return true;
     } catch (err) {
       this.options.logger.error({ err, name: row.name }, 'ACME: a stored certificate cannot be used (another sealing.key?); it is ordered again');
@@ -160,7 +168,7 @@ export class AcmeCertificates {
       const orderAt = renewalTime(issued.notBefore, issued.notAfter, this.options.config.renewBeforeMs);
       const keySealed = seal(this.key, issued.keyPem, `certificate:${name}`);
       await repository.finishOrder(name, owner, { ok: true, certPem: issued.certPem, keySealed, notAfter: issued.notAfter, orderAt });
-      this.served.set(name, { context: createSecureContext({ cert: issued.certPem, key: issued.keyPem }), notAfter: issued.notAfter });
+      this.served.set(name, { context: createSecureContext({ cert: issued.certPem, key: issued.keyPem }), certPem: issued.certPem, notAfter: issued.notAfter });
       this.options.observeOrder?.('issued');
       const issuer = new X509Certificate(issued.certPem).issuer.replace(/\n/g, ', ');
       this.options.logger.info({ event: 'acme_order', name, result: 'issued', renewal, issuer, not_after: new Date(issued.notAfter).toISOString(), renews_at: new Date(orderAt).toISOString(), ms: Date.now() - started }, 'ACME certificate issued');
