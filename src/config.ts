@@ -71,6 +71,8 @@ export interface TunnelConfig {
   readonly region: string;
   /** Custom names and fixed TCP addresses need a reservation first (CERTIFICATES.md §0). */
   readonly requireReservedNames: boolean;
+  /** ACME (CERTIFICATES.md §1); undefined when ACME_DIRECTORY_URL is unset. */
+  readonly acme: AcmeConfig | undefined;
   /** Edge listeners asked for while AGENT_PORT=0 turns the data plane off: said at start, not opened. */
   readonly ignoredWithoutDataPlane: readonly string[];
   /** Several instances (CLUSTER.md §1). */
@@ -84,6 +86,22 @@ export interface ClusterConfig {
   readonly addr: string | undefined;
   /** PROXY_PROTOCOL_FROM: the CIDRs whose connections to the public listeners start with a PROXY header. */
   readonly proxyProtocolFrom: readonly string[];
+}
+
+export const ACME_CHALLENGE_TYPES = ['tls-alpn-01', 'http-01'] as const;
+export type AcmeChallengeType = (typeof ACME_CHALLENGE_TYPES)[number];
+
+export interface AcmeConfig {
+  readonly directoryUrl: string;
+  readonly email: string | undefined;
+  /** External account binding, for CAs that need one (ZeroSSL, Google). */
+  readonly eab: { readonly kid: string; readonly hmacKey: string } | undefined;
+  /** Renew this long before expiry; undefined = at two thirds of the lifetime. */
+  readonly renewBeforeMs: number | undefined;
+  /** ACME_DNS_HOOK: the command run for dns-01 (wildcards). */
+  readonly dnsHook: string | undefined;
+  /** ACME_CHALLENGES: the types tried, in order of preference. */
+  readonly challenges: readonly AcmeChallengeType[];
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -298,6 +316,7 @@ function tunnelConfig(env: Env): TunnelConfig {
     maxEndpointsPerSession: integer(env, 'MAX_ENDPOINTS_PER_SESSION', 100, 0, 10_000),
     region: regionName(env),
     requireReservedNames: flag(env, 'REQUIRE_RESERVED_NAMES'),
+    acme: acmeConfig(env),
     ignoredWithoutDataPlane: [],
     cluster: Object.freeze({
       secret: clusterSecret(env),
@@ -309,6 +328,48 @@ function tunnelConfig(env: Env): TunnelConfig {
   pair(config.agentTlsCert, config.agentTlsKey, 'AGENT_TLS_CERT', 'AGENT_TLS_KEY');
   pair(config.edgeTlsCert, config.edgeTlsKey, 'EDGE_TLS_CERT', 'EDGE_TLS_KEY');
   return Object.freeze(config);
+}
+
+function acmeConfig(env: Env): AcmeConfig | undefined {
+  const directoryUrl = present(env, 'ACME_DIRECTORY_URL');
+  if (directoryUrl === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(directoryUrl);
+  } catch {
+    throw new ConfigError('ACME_DIRECTORY_URL', `must be an https:// URL, got ${JSON.stringify(directoryUrl)}`);
+  }
+  if (url.protocol !== 'https:') throw new ConfigError('ACME_DIRECTORY_URL', 'must be an https:// URL (RFC 8555 §6.1)');
+  const email = present(env, 'ACME_EMAIL');
+  if (email !== undefined && !/^[^@\s:]+@[^@\s:]+\.[^@\s:]+$/.test(email)) throw new ConfigError('ACME_EMAIL', `must be an e-mail address, got ${JSON.stringify(email)}`);
+  const kid = present(env, 'ACME_EAB_KID');
+  const hmacKey = present(env, 'ACME_EAB_HMAC_KEY');
+  if ((kid === undefined) !== (hmacKey === undefined)) {
+    throw new ConfigError(kid === undefined ? 'ACME_EAB_KID' : 'ACME_EAB_HMAC_KEY', 'must be set together with ' + (kid === undefined ? 'ACME_EAB_HMAC_KEY' : 'ACME_EAB_KID'));
+  }
+  if (hmacKey !== undefined && !/^[A-Za-z0-9_-]+=*$/.test(hmacKey)) throw new ConfigError('ACME_EAB_HMAC_KEY', 'must be the base64url key the CA gave');
+  const challenges = (present(env, 'ACME_CHALLENGES') ?? ACME_CHALLENGE_TYPES.join(',')).split(',').map((type) => type.trim());
+  const unknown = challenges.find((type) => !(ACME_CHALLENGE_TYPES as readonly string[]).includes(type));
+  if (unknown !== undefined || challenges.length === 0) throw new ConfigError('ACME_CHALLENGES', `must list ${ACME_CHALLENGE_TYPES.join(' and/or ')}, got ${JSON.stringify(unknown ?? '')}`);
+  return {
+    directoryUrl,
+    email,
+    eab: kid !== undefined && hmacKey !== undefined ? { kid, hmacKey } : undefined,
+    renewBeforeMs: duration(env, 'ACME_RENEW_BEFORE'),
+    dnsHook: present(env, 'ACME_DNS_HOOK'),
+    challenges: challenges as AcmeChallengeType[],
+  };
+}
+
+const DURATION_UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `90s`, `30m`, `12h`, `30d`; unset is undefined. */
+function duration(env: Env, variable: string): number | undefined {
+  const raw = present(env, variable);
+  if (raw === undefined) return undefined;
+  const match = /^(\d{1,9})([smhd])$/.exec(raw);
+  if (!match) throw new ConfigError(variable, `must be a duration such as 90s, 30m, 12h or 30d, got ${JSON.stringify(raw)}`);
+  return Number(match[1]) * DURATION_UNITS[match[2]!]!;
 }
 
 /** The edge listeners the environment asks for (a port other than 0, any TCP range). */

@@ -32,6 +32,7 @@ import { ReservedDomainService } from '../domain/reservations/domains.js';
 import { ReservedAddrService } from '../domain/reservations/addrs.js';
 import { SqlReservedDomainRepository } from '../storage/repositories/reserved-domains.js';
 import { SqlReservedAddrRepository } from '../storage/repositories/reserved-addrs.js';
+import { SqlAcmeRepository } from '../storage/repositories/acme.js';
 import { sqlReservationReader } from '../storage/repositories/reservations.js';
 
 export interface AppDeps {
@@ -96,9 +97,8 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   );
 
   const tunnels = config.tunnels;
-  // ACME (CERTIFICATES.md §1) is not configured in this version
-  const reservationSettings = { region: tunnels.region, edgeDomain: tunnels.edgeDomain, publicHost: tunnels.edgePublicHost, tcpPorts: tunnels.edgeTcpPorts, acmeConfigured: false };
-  const reservedDomains = new ReservedDomainService(new SqlReservedDomainRepository(store), reservationSettings);
+  const reservationSettings = { region: tunnels.region, edgeDomain: tunnels.edgeDomain, publicHost: tunnels.edgePublicHost, tcpPorts: tunnels.edgeTcpPorts, acmeConfigured: tunnels.acme !== undefined };
+  const reservedDomains = new ReservedDomainService(new SqlReservedDomainRepository(store), reservationSettings, tunnels.acme ? new SqlAcmeRepository(store) : undefined);
   const reservedAddrs = new ReservedAddrService(new SqlReservedAddrRepository(store), reservationSettings);
 
   const metrics = deps.metrics ?? new Metrics();

@@ -12,6 +12,7 @@ import type { SessionControl } from '../domain/live-objects/types.js';
 import { SqlTunnelRepository } from '../storage/repositories/tunnels.js';
 import { SqlEdgeRouteReader } from '../storage/repositories/edge-routes.js';
 import { sqlReservationReader } from '../storage/repositories/reservations.js';
+import { SqlAcmeRepository } from '../storage/repositories/acme.js';
 import { createDataPlane, type DataPlane } from '../tunnels/data-plane.js';
 import { InstanceKeeper } from '../tunnels/instance-keeper.js';
 import { claimInstanceIdentity, type InstanceIdentity } from '../tunnels/instance-identity.js';
@@ -114,6 +115,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
         edgeRoutes: new SqlEdgeRouteReader(store),
         reservations: sqlReservationReader(store),
         ca,
+        acme: new SqlAcmeRepository(store),
         logger,
         metrics,
         inspection,

@@ -52,6 +52,7 @@ export class Metrics {
     'burrow_public_connections_denied_total',
     'Public connections closed by a policy, by the action that closed them (deny, restrict-ips, ip-restriction).',
   );
+  readonly acmeOrders = new Counter('burrow_acme_orders_total', 'ACME certificate orders and renewals, by result (issued, failed).');
   readonly agentTlsFailures = new Counter(
     'burrow_agent_tls_failures_total',
     'Failed TLS handshakes on the agent port, by reason (the TLS alert or error, e.g. tlsv1_alert_unknown_ca: an agent that does not trust the CA).',
@@ -73,6 +74,7 @@ export class Metrics {
     this.agentAuths,
     this.policyDuration,
     this.deniedConnections,
+    this.acmeOrders,
     this.agentTlsFailures,
     this.policyActions,
   ];
@@ -80,6 +82,11 @@ export class Metrics {
   /** One bind (or labeled tunnel) and its result: `ok` or the refusal's error code. */
   observeBind(result: string): void {
     this.binds.get(result, () => ({ result })).inc();
+  }
+
+  /** One ACME order (or renewal) and its result. */
+  observeAcmeOrder(result: string): void {
+    this.acmeOrders.get(result, () => ({ result })).inc();
   }
 
   /** One agent Auth and its result: `ok` or the refusal's error code. */

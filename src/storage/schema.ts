@@ -226,7 +226,35 @@ export interface SchemaTables {
   session_commands: SessionCommandsTable;
   reserved_domains: ReservedDomainsTable;
   reserved_addrs: ReservedAddrsTable;
+  acme_accounts: AcmeAccountsTable;
+  acme_certificates: AcmeCertificatesTable;
+  acme_challenges: AcmeChallengesTable;
   console_sessions: ConsoleSessionsTable;
   traffic_inspection_settings: TrafficInspectionSettingsTable;
   inspected_requests: InspectedRequestsTable;
+}
+
+export interface AcmeAccountsTable {
+  directory_url: string;
+  key_sealed: string;
+  account_url: string | null;
+}
+
+/** bigint columns come back as strings from pg. */
+export interface AcmeCertificatesTable {
+  name: string;
+  cert_pem: string | null;
+  key_sealed: string | null;
+  not_after: number | string | null;
+  order_at: number | string;
+  failures: number;
+  last_error: string | null;
+  order_owner: string | null;
+  order_until: number | string;
+}
+
+export interface AcmeChallengesTable {
+  key: string;
+  key_authorization: string;
+  expires_at: number | string;
 }

@@ -22,6 +22,8 @@ import { EdgeCertificates } from './public/edge-certificates.js';
 import { BindReservations, type ReservationReader } from '../domain/reservations/bind-check.js';
 import { ReservationWatch } from './agents/reservation-watch.js';
 import type { InspectionSink } from './public/capture.js';
+import type { AcmeRepository } from '../domain/acme/types.js';
+import { acmeCertificates, orderOnBind } from './tls/acme/setup.js';
 
 export interface DataPlaneOptions {
   readonly config: TunnelConfig;
@@ -38,6 +40,8 @@ export interface DataPlaneOptions {
   readonly ca?: CertificateAuthority;
   /** The traffic inspector; without it nothing is captured. */
   readonly inspection?: InspectionSink;
+  /** ACME state (CERTIFICATES.md §1); used when ACME_DIRECTORY_URL is set. */
+  readonly acme?: AcmeRepository;
 }
 
 /** The listeners and background work of the data plane, for app/ to start and stop. */
@@ -104,14 +108,18 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   const loadEdgeTls = () => edgeTlsMaterial({ tlsDir: config.tlsDir, certFile: config.edgeTlsCert, keyFile: config.edgeTlsKey, edgeDomain: config.edgeDomain, ca: options.ca });
   const edgeTls = config.edgeTlsPort > 0 ? await loadEdgeTls() : undefined;
   for (const warning of edgeTls?.warnings ?? []) logger.warn({ warning }, 'edge TLS certificate');
-  const edgeCertificates = edgeTls ? new EdgeCertificates(edgeTls) : undefined;
+  // names the edge certificate covers get it, not an ACME one (the closure runs once both exist)
+  const covered = (name: string): boolean => edgeCertificates?.covers(name) ?? false;
+  const acme = options.acme ? await acmeCertificates(config, options.acme, registry, options.instanceId, logger, options.metrics, covered) : undefined;
+  const edgeCertificates = edgeTls ? new EdgeCertificates(edgeTls, acme) : undefined;
+  if (acme) orderOnBind(acme, registry, covered);
   const certificates = await certificateUpkeep(
     config,
     logger,
     { material, load: loadAgentTls, apply: ({ cert, key }) => agentListener.replaceCertificate(cert, key) },
     edgeTls && edgeCertificates ? { material: edgeTls, load: loadEdgeTls, apply: (m) => edgeCertificates.replace(m), certificates: edgeCertificates } : undefined,
   );
-  options.metrics?.gaugeCertificates(() => certificates.served());
+  options.metrics?.gaugeCertificates(() => [...certificates.served(), ...(acme?.summaries() ?? [])]);
   const publicListeners = createPublicTraffic({
     host: config.edgeHost,
     httpPort: config.edgeHttpPort,
@@ -123,6 +131,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     edges: options.edgeRoutes ? new EdgeRouting(options.edgeRoutes, registry, options.maxPolicyRules, logger, config.edgePublicTlsPort) : undefined,
     logger,
     metrics: options.metrics,
+    acme,
     tcpLimits: { idleTimeoutMs: config.edgeTcpIdleTimeoutMs, connectionsPerClient: config.edgeTcpConnectionsPerClient },
     proxyProtocolFrom: config.cluster.proxyProtocolFrom,
     inspection: options.inspection,
@@ -147,12 +156,14 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     reloadCertificates: () => certificates.reload(),
     caNotice,
     startBackground() {
+      void acme?.start();
       revocation.start();
       reservationWatch?.start();
       commands.start();
       certificates.start();
     },
     stopBackground() {
+      acme?.stop();
       revocation.stop();
       reservationWatch?.stop();
       commands.stop();

@@ -106,6 +106,8 @@ export class TunnelRegistry {
   private readonly labeled = new Map<string, LiveTunnel>();
   /** Without public listeners (unit tests, an API-only build) ports are claimed but not opened. */
   tcpPorts: TcpPortHooks = { open: async () => {}, close: () => {} };
+  /** Called with the URL of each pool that opens (its first tunnel): ACME orders its name. */
+  poolOpened: (url: string) => void = () => {};
 
   /** Live wildcard endpoints: with none, a name no endpoint serves costs one lookup, not a walk. */
   private wildcardPools = 0;
@@ -129,8 +131,10 @@ export class TunnelRegistry {
   }
 
   addPool(pool: EndpointPool): void {
-    if (!this.pools.has(pool.url) && isWildcardUrl(pool.url)) this.wildcardPools++;
+    const opened = !this.pools.has(pool.url);
+    if (opened && isWildcardUrl(pool.url)) this.wildcardPools++;
     this.pools.set(pool.url, pool);
+    if (opened) this.poolOpened(pool.url);
   }
 
   /** Removes a tunnel; returns its pool when that was the last tunnel in it (now removed too). */

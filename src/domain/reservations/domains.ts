@@ -5,6 +5,7 @@ import type { PageOf } from '../paging.js';
 import { checkDescription, checkMetadata } from '../text-limits.js';
 import { covers, coveringCandidates, reservableDomainProblem, wildcardBase } from './names.js';
 import { checkRegion, type ReservationSettings } from './settings.js';
+import { certificateStatus, type CertificateStates, type CertificateStatus } from './certificate-status.js';
 import type { CertificatePolicy, ReservedDomain, ReservedDomainChanges, ReservedDomainRepository } from './types.js';
 
 export interface CertificatePolicyInput {
@@ -21,11 +22,7 @@ export interface ReservedDomainInput {
   certificatePolicy?: CertificatePolicyInput | undefined;
 }
 
-/** The reference API's certificate status: the renewal time and the provisioning job, if any. */
-export interface CertificateStatus {
-  readonly renewsAt: string | null;
-  readonly provisioningJob: { readonly errorCode: string | null; readonly msg: string; readonly startedAt: string; readonly retriesAt: string | null } | null;
-}
+export type { CertificateStatus } from './certificate-status.js';
 
 /** A reserved domain as the API shows it, with what derives from the server's configuration. */
 export interface ReservedDomainView extends ReservedDomain {
@@ -39,6 +36,8 @@ export class ReservedDomainService {
   constructor(
     private readonly repository: ReservedDomainRepository,
     private readonly settings: ReservationSettings,
+    /** ACME's rows, for the certificate status; none when ACME is off. */
+    private readonly certificates?: CertificateStates,
   ) {}
 
   async create(caller: Principal, input: ReservedDomainInput): Promise<ReservedDomainView> {
@@ -53,19 +52,19 @@ export class ReservedDomainService {
     const reserved: ReservedDomain = { id, accountId: caller.accountId, domain, region, description, metadata, certificatePolicy, createdAt };
     // two creates of one name at once: the unique index lets one in, the other is told who has it
     if (!(await this.repository.insert(reserved))) await this.checkFree(caller.accountId, domain);
-    return this.view(reserved);
+    return (await this.views([reserved]))[0]!;
   }
 
   async get(caller: Principal, id: string): Promise<ReservedDomainView> {
     const found = isIdOf(id, 'rd') ? await this.repository.get(caller.accountId, id) : undefined;
     if (!found) throw errors.notFound();
-    return this.view(found);
+    return (await this.views([found]))[0]!;
   }
 
   async list(caller: Principal, beforeId: string | undefined, limit: number): Promise<PageOf<ReservedDomainView>> {
     if (beforeId !== undefined && !isIdOf(beforeId, 'rd')) throw errors.invalidBeforeId(beforeId, 'reserved domain');
     const page = await this.repository.listPage(caller.accountId, { beforeId, limit });
-    return { items: page.items.map((item) => this.view(item)), hasMore: page.hasMore };
+    return { items: await this.views(page.items), hasMore: page.hasMore };
   }
 
   /** Absent fields stay; the domain and region cannot change (the reference's update has neither). */
@@ -96,7 +95,7 @@ export class ReservedDomainService {
   private async changed(caller: Principal, id: string, changes: ReservedDomainChanges): Promise<ReservedDomainView> {
     const updated = isIdOf(id, 'rd') ? await this.repository.update(caller.accountId, id, changes) : undefined;
     if (!updated) throw errors.notFound();
-    return this.view(updated);
+    return (await this.views([updated]))[0]!;
   }
 
   /**
@@ -112,8 +111,15 @@ export class ReservedDomainService {
     if (others.some((reservation) => covers(domain, reservation.domain))) throw errors.wildcardCoversOther(domain);
   }
 
-  private view(reserved: ReservedDomain): ReservedDomainView {
-    return { ...reserved, cnameTarget: cnameTarget(reserved.domain, this.settings), certificateStatus: certificateStatus(reserved.certificatePolicy, this.settings) };
+  private async views(reserved: readonly ReservedDomain[]): Promise<ReservedDomainView[]> {
+    const managed = reserved.filter((each) => each.certificatePolicy !== null).map((each) => each.domain);
+    const rows = this.certificates && managed.length > 0 ? await this.certificates.certificatesNamed(managed) : [];
+    const byName = new Map(rows.map((row) => [row.name, row]));
+    return reserved.map((each) => ({
+      ...each,
+      cnameTarget: cnameTarget(each.domain, this.settings),
+      certificateStatus: certificateStatus(each.domain, each.certificatePolicy, this.settings.acmeConfigured, byName.get(each.domain)),
+    }));
   }
 }
 
@@ -147,22 +153,4 @@ function cnameTarget(domain: string, settings: ReservationSettings): string | nu
   if (name === settings.edgeDomain || name.endsWith(`.${settings.edgeDomain}`)) return null;
   // a CNAME names a host, never an address: with an IP, the operator's DNS needs an A record
   return /^[0-9.]+$/.test(settings.publicHost) ? null : settings.publicHost;
-}
-
-/**
- * With a policy and no ACME CA configured, the provisioning job says so, as the reference's
- * status reports a permanent condition for the user to correct (decision in DECISIONS.md).
- */
-function certificateStatus(policy: CertificatePolicy | null, settings: ReservationSettings): CertificateStatus | null {
-  if (policy === null) return null;
-  if (settings.acmeConfigured) return { renewsAt: null, provisioningJob: { errorCode: null, msg: 'A certificate is being ordered.', startedAt: policy.setAt, retriesAt: null } };
-  return {
-    renewsAt: null,
-    provisioningJob: {
-      errorCode: 'ACME_NOT_CONFIGURED',
-      msg: 'ACME is not configured on this burrow server (ACME_DIRECTORY_URL is unset): no certificate is ordered, and the edge certificate is served for this name.',
-      startedAt: policy.setAt,
-      retriesAt: null,
-    },
-  };
 }

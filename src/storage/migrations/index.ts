@@ -7,6 +7,7 @@ import { tunnels } from './004_tunnels.js';
 import { tunnelGroups } from './005_tunnel_groups.js';
 import { consoleSessions } from './006_console.js';
 import { reservedNames } from './010_reserved_names.js';
+import { acme } from './012_acme.js';
 import { cluster } from './013_cluster.js';
 
 /** Every migration in order. Names are permanent: they are recorded in kysely_migration. */
@@ -19,6 +20,7 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '005_tunnel_groups': tunnelGroups(dialect),
     '006_console': consoleSessions(dialect),
     '010_reserved_names': reservedNames(dialect),
+    '012_acme': acme(dialect),
     '013_cluster': cluster(dialect),
   };
 }

@@ -14,6 +14,7 @@ import { SOCKET_BUFFER, corkForTurn } from './splice.js';
 import { relayUpgrade } from './upgrade.js';
 import { MAX_PIPELINED, UpstreamChannel, type ChannelHooks } from './upstream.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
+import { ACME_HTTP_PATH, answerHttpChallenge, type AcmeChallenges } from './acme-challenges.js';
 import { httpProgram } from '../../domain/tunnels/connection-policy.js';
 import { answerBytes, hasHttpPhases, readBody, readsBody, withoutFraming, writeAnswer, type HttpPolicy, type RequestOutcome } from './http-policy.js';
 import { WEBHOOK_MAX_BODY_BYTES, type PolicyProgram } from '../../domain/policy/index.js';
@@ -39,6 +40,8 @@ export interface HttpProxyOptions {
   readonly gate: PolicyGate;
   /** Records the sockets the server was not given by `adopt` (the HTTP port's own). */
   readonly sink: ConnectionSink;
+  /** With ACME on: http-01 validations are answered before any routing. */
+  readonly acme?: AcmeChallenges | undefined;
   /** The endpoints' HTTP phases. */
   readonly httpPolicy: HttpPolicy;
   /** The traffic inspector (CONSOLE.md §2); none: nothing is captured. */
@@ -121,6 +124,7 @@ export class HttpProxy {
     });
     const previous = state.answer;
     state.answer = res;
+    if (this.options.acme && req.url?.startsWith(ACME_HTTP_PATH)) return void answerHttpChallenge(this.options.acme, req, res, state.conn);
     // RFC 9112 §3.2: a request with two Host lines is refused (the local server might read the other)
     if (hostLines(req.rawHeaders) > 1) {
       answerAndClose(res, 400, 'The request has more than one Host header.\n');

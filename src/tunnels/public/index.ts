@@ -17,6 +17,7 @@ import { TcpEndpoints } from './tcp-endpoints.js';
 import { TcpConnectionLimits, type TcpLimits } from './tcp-limits.js';
 import { TlsPort } from './tls-port.js';
 import type { InspectionSink } from './capture.js';
+import type { AcmeChallenges } from './acme-challenges.js';
 
 export type { EdgeRoute } from '../registry.js';
 export { MAX_PROXY_STREAMS_PER_AGENT } from './opener.js';
@@ -42,6 +43,8 @@ export interface PublicTrafficOptions {
   readonly edges?: EdgeResolver;
   readonly logger: Logger;
   readonly metrics?: ConnectionMetrics & PolicyMetrics;
+  /** With ACME on: the challenges the HTTP and TLS ports answer. */
+  readonly acme?: AcmeChallenges | undefined;
   /** Per-client share and idle timeout of TCP endpoints' connections (busy from half an agent's streams). */
   readonly tcpLimits: Omit<TcpLimits, 'busyAt'>;
   /** PROXY_PROTOCOL_FROM: connections from these CIDRs start with a PROXY v1/v2 header. */
@@ -108,6 +111,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       opener,
       gate,
       sink,
+      acme: options.acme,
       httpPolicy,
       inspection: options.inspection,
     });
@@ -137,6 +141,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       sink,
       certificates: options.edgeCertificates,
       https,
+      acme: options.acme,
       passthroughLimits: tcpLimits,
       proxyHeaders,
     });

@@ -11,6 +11,7 @@ import type { HttpProxy } from './http-proxy.js';
 import { KINDS, type ProxyOpener } from './opener.js';
 import { noDelayFromSecondWrite, SOCKET_BUFFER, splice } from './splice.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
+import { ACME_TLS_ALPN, answerAlpnChallenge, type AcmeChallenges } from './acme-challenges.js';
 import type { TcpConnectionLimits } from './tcp-limits.js';
 import type { ProxyHeaderGate } from './proxy-header.js';
 
@@ -33,6 +34,8 @@ export interface TlsPortOptions {
   readonly clientHelloTimeoutMs?: number;
   /** PROXY_PROTOCOL_FROM: the header read first from the balancer's connections. */
   readonly proxyHeaders?: ProxyHeaderGate | undefined;
+  /** With ACME on: tls-alpn-01 validations are answered before any routing. */
+  readonly acme?: AcmeChallenges | undefined;
 }
 
 export class TlsPort {
@@ -58,6 +61,7 @@ export class TlsPort {
       return;
     }
     const sni = hello.sni;
+    if (this.options.acme && sni !== undefined && hello.alpn.includes(ACME_TLS_ALPN)) return answerAlpnChallenge(this.options.acme, socket, hello.buffered, sni, conn);
     // The name's own endpoint, then a TLS edge's hostport, then a wildcard endpoint covering it.
     if (sni !== undefined && (await this.toEndpoint(socket, hello.buffered, conn, sni, false))) return;
     let edge: EdgeRoute | undefined;
@@ -99,7 +103,7 @@ export class TlsPort {
     conn.endpointId = terminated.endpointId;
     // Per connection, before any request is read (TUNNELS.md §5).
     if (!this.options.gate.admit(conn, terminated.policy, endpointOfPool(terminated))) socket.destroy();
-    else await this.terminate(socket, clientHello, conn, sni, terminated.url);
+    else await this.terminate(socket, clientHello, conn, sni, terminated.url, !wildcard);
     return true;
   }
 
@@ -122,10 +126,10 @@ export class TlsPort {
     splice(socket, opened.stream, () => {});
   }
 
-  private async terminate(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, admittedUrl: string): Promise<void> {
+  private async terminate(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, admittedUrl: string, ownName: boolean): Promise<void> {
     let secureContext: tls.SecureContext;
     try {
-      secureContext = await this.options.certificates.contextFor(sni);
+      secureContext = await this.options.certificates.contextFor(sni, ownName);
     } catch {
       conn.outcome = 'certificate';
       socket.destroy();

@@ -1,0 +1,199 @@
+// The ACME certificates this instance serves (CERTIFICATES.md §1): loaded from the database at
+// start and by a sweep every minute (what other instances obtained), ordered for names burrow
+// serves, renewed when due while the name is still served, the old certificate kept until the
+// new one is in. One instance orders a name at a time (a lease on its row).
+import { X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
+import { createSecureContext, type SecureContext } from 'node:tls';
+import type acme from 'acme-client';
+import type { AcmeChallengeType, AcmeConfig } from '../../../config.js';
+import { challengeKey, renewalTime, retryTime } from '../../../domain/acme/schedule.js';
+import type { AcmeCertificateRow, AcmeRepository } from '../../../domain/acme/types.js';
+import { seal, sealingKey, unseal } from '../../../domain/sealing.js';
+import type { Logger } from '../../../observability/logger.js';
+import type { CertificateSummary } from '../../../domain/certificates/inventory.js';
+import { describeCertificate } from '../inventory.js';
+import { acmeClient, alpnChallengeCertificate, newAccountKey, orderCertificate } from './acme-order.js';
+
+/** An order not finished by then frees its name for another instance. */
+const ORDER_LEASE_MS = 10 * 60_000;
+const SWEEP_INTERVAL_MS = 60_000;
+
+export interface AcmeCertificatesOptions {
+  readonly config: AcmeConfig;
+  readonly repository: AcmeRepository;
+  /** TLS_DIR/sealing.key */
+  readonly secret: Uint8Array;
+  /** This instance's id: the owner of the orders it makes. */
+  readonly owner: string;
+  /** The challenge types this instance can answer (its ports), in order of preference. */
+  readonly challenges: readonly AcmeChallengeType[];
+  /** Whether burrow serves `name` now: only such names (and reserved domains with a certificate policy) are ordered and renewed. */
+  readonly serves: (name: string) => boolean;
+  /** Names the edge certificate covers: never ordered (but for `always`). */
+  readonly covered: (name: string) => boolean;
+  /** Names ordered and renewed whatever is bound: `*.EDGE_DOMAIN` with a DNS hook. */
+  readonly always: readonly string[];
+  readonly logger: Logger;
+  readonly observeOrder?: (result: 'issued' | 'failed') => void;
+}
+
+interface Served {
+  readonly context: SecureContext;
+  readonly certPem: string;
+  readonly notAfter: number;
+}
+
+export class AcmeCertificates {
+  private readonly served = new Map<string, Served>();
+  private readonly orders = new Map<string, Promise<void>>();
+  private readonly key: Buffer;
+  private client: Promise<acme.Client> | undefined;
+  private alpnKey: Promise<string> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: AcmeCertificatesOptions) {
+    this.key = sealingKey(options.secret, 'acme');
+  }
+
+  /** The certificate obtained for `name`, or for the one-label wildcard covering it, if any (expired ones are not served). */
+  contextFor(name: string): SecureContext | undefined {
+    const now = Date.now();
+    const dot = name.indexOf('.');
+    for (const candidate of dot > 0 ? [name, `*${name.slice(dot)}`] : [name]) {
+      const served = this.served.get(candidate);
+      if (served && served.notAfter > now) return served.context;
+    }
+    return undefined;
+  }
+
+  /** What is served, for /metrics (burrow_certificate_expiry_seconds). */
+  summaries(): CertificateSummary[] {
+    return [...this.served.values()].map((served) => describeCertificate(served.certPem, 'acme'));
+  }
+
+  /**
+   * Orders a certificate for `name` unless one is served, being ordered, or waiting for its retry;
+   * resolves when that is settled. Callers check that burrow serves the name (no amplification).
+   */
+  want(name: string): Promise<void> {
+    if (isIP(name) !== 0) return Promise.resolve(); // certificates for addresses are not ordered
+    let order = this.orders.get(name);
+    if (!order) {
+      order = this.orderIfDue(name).finally(() => this.orders.delete(name));
+      this.orders.set(name, order);
+    }
+    return order;
+  }
+
+  /** `want`, waiting at most `ms`: the context when it came in time. */
+  async within(name: string, ms: number): Promise<SecureContext | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+    await Promise.race([this.want(name).catch(() => {}), late]);
+    clearTimeout(timer);
+    return this.contextFor(name);
+  }
+
+  /** The key authorization of a pending http-01 challenge. */
+  httpChallenge(token: string): Promise<string | undefined> {
+    return this.options.repository.challenge(challengeKey('http-01', token), Date.now());
+  }
+
+  /** The RFC 8737 certificate for a pending tls-alpn-01 challenge of `name`. */
+  async alpnChallenge(name: string): Promise<SecureContext | undefined> {
+    const keyAuthorization = await this.options.repository.challenge(challengeKey('tls-alpn-01', name), Date.now());
+    if (keyAuthorization === undefined) return undefined;
+    this.alpnKey ??= newAccountKey();
+    const { cert, key } = await alpnChallengeCertificate(name, keyAuthorization, await this.alpnKey);
+    return createSecureContext({ cert, key });
+  }
+
+  /** Loads what is stored, then sweeps every minute. */
+  async start(): Promise<void> {
+    await this.sweep();
+    this.timer = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Serves what the database holds, and orders what is due for the names still served. */
+  async sweep(): Promise<void> {
+    let rows: AcmeCertificateRow[];
+    let managed: Set<string>;
+    try {
+      rows = await this.options.repository.certificates();
+      managed = new Set([...(await this.options.repository.managedNames()).filter((name) => !this.options.covered(name)), ...this.options.always]);
+    } catch (err) {
+      this.options.logger.warn({ err }, 'ACME: cannot read the stored certificates; the next sweep tries again');
+      return;
+    }
+    const now = Date.now();
+    for (const row of rows) {
+      this.install(row);
+      // renewals stop for names no longer served nor reserved with a policy
+      if (row.orderAt <= now && (this.options.serves(row.name) || managed.has(row.name))) void this.want(row.name).catch(() => {});
+      managed.delete(row.name);
+    }
+    for (const name of managed) void this.want(name).catch(() => {});
+  }
+
+  private install(row: AcmeCertificateRow): boolean {
+    if (row.certPem === null || row.keySealed === null || row.notAfter === null) return false;
+    if (this.served.get(row.name)?.notAfter === row.notAfter) return true;
+    try {
+      const key = unseal(this.key, row.keySealed, `certificate:${row.name}`);
+      this.served.set(row.name, { context: createSecureContext({ cert: row.certPem, key }), certPem: row.certPem, notAfter: row.notAfter });
+      return true;
+    } catch (err) {
+      this.options.logger.error({ err, name: row.name }, 'ACME: a stored certificate cannot be used (another sealing.key?); it is ordered again');
+      return false;
+    }
+  }
+
+  private async orderIfDue(name: string): Promise<void> {
+    const { repository, owner } = this.options;
+    const stored = await repository.certificate(name);
+    const now = Date.now();
+    // a usable certificate not yet due, or a failed order waiting for its retry: nothing to do now
+    if (stored && stored.orderAt > now && (this.install(stored) || stored.failures > 0)) return;
+    if (!(await repository.claimOrder(name, owner, now, now + ORDER_LEASE_MS))) return;
+    const renewal = stored?.certPem != null;
+    const started = Date.now();
+    try {
+      const issued = await orderCertificate({ config: this.options.config, client: await this.acmeClient(), repository, challenges: this.options.challenges }, name);
+      const orderAt = renewalTime(issued.notBefore, issued.notAfter, this.options.config.renewBeforeMs);
+      const keySealed = seal(this.key, issued.keyPem, `certificate:${name}`);
+      await repository.finishOrder(name, owner, { ok: true, certPem: issued.certPem, keySealed, notAfter: issued.notAfter, orderAt });
+      this.served.set(name, { context: createSecureContext({ cert: issued.certPem, key: issued.keyPem }), certPem: issued.certPem, notAfter: issued.notAfter });
+      this.options.observeOrder?.('issued');
+      const issuer = new X509Certificate(issued.certPem).issuer.replace(/\n/g, ', ');
+      this.options.logger.info({ event: 'acme_order', name, result: 'issued', renewal, issuer, not_after: new Date(issued.notAfter).toISOString(), renews_at: new Date(orderAt).toISOString(), ms: Date.now() - started }, 'ACME certificate issued');
+    } catch (err) {
+      const failures = (stored?.failures ?? 0) + 1;
+      const orderAt = retryTime(Date.now(), failures);
+      this.client = undefined; // a broken account or directory is looked up afresh next time
+      await repository.finishOrder(name, owner, { ok: false, error: String((err as Error).message ?? err), failures, orderAt }).catch(() => {});
+      this.options.observeOrder?.('failed');
+      this.options.logger.warn({ event: 'acme_order', name, result: 'failed', renewal, failures, retry_at: new Date(orderAt).toISOString(), err }, 'ACME order failed; the current certificate stays');
+    }
+  }
+
+  private acmeClient(): Promise<acme.Client> {
+    this.client ??= (async () => {
+      const { repository, config } = this.options;
+      const context = `account:${config.directoryUrl}`;
+      let account = await repository.account(config.directoryUrl);
+      if (!account) account = await repository.saveAccount({ directoryUrl: config.directoryUrl, keySealed: seal(this.key, await newAccountKey(), context), accountUrl: null });
+      return acmeClient(config, unseal(this.key, account.keySealed, context));
+    })();
+    const client = this.client;
+    client.catch(() => {
+      if (this.client === client) this.client = undefined;
+    });
+    return client;
+  }
+}
