@@ -7,6 +7,7 @@ import { tunnels } from './004_tunnels.js';
 import { tunnelGroups } from './005_tunnel_groups.js';
 import { consoleSessions } from './006_console.js';
 import { reservedNames } from './010_reserved_names.js';
+import { tlsTermination } from './016_tls_termination.js';
 
 /** Every migration in order. Names are permanent: they are recorded in kysely_migration. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -18,5 +19,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '005_tunnel_groups': tunnelGroups(dialect),
     '006_console': consoleSessions(dialect),
     '010_reserved_names': reservedNames(dialect),
+    '016_tls_termination': tlsTermination(dialect),
   };
 }

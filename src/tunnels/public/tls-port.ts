@@ -3,7 +3,7 @@
 // hostport goes to its backend; anything else gets unrecognized_name.
 import net from 'node:net';
 import tls from 'node:tls';
-import type { EdgeResolver, EdgeRoute, HostRoutes, TunnelChoice } from '../registry.js';
+import type { EdgeResolver, EdgeRoute, HostRoutes, TlsTermination, TunnelChoice } from '../registry.js';
 import { readClientHello, unrecognizedNameAlert } from '../tls/client-hello.js';
 import type { ConnectionSink, PublicConnection } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
@@ -63,7 +63,8 @@ export class TlsPort {
     if (edge) {
       conn.edgeId = edge.edgeId;
       if (!this.options.gate.admit(conn, edge.policy, edge.endpoint) || !this.withinLimits(conn, edge.edgeId)) return void socket.destroy();
-      this.passthrough(socket, hello.buffered, conn, edge.backend);
+      if (edge.termination) await this.terminateToTunnel(socket, hello.buffered, conn, sni!, edge.backend, edge.termination);
+      else this.passthrough(socket, hello.buffered, conn, edge.backend);
       return;
     }
     if (sni !== undefined && (await this.toEndpoint(socket, hello.buffered, conn, sni, true))) return;
@@ -116,18 +117,50 @@ export class TlsPort {
   }
 
   private async terminate(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, admittedUrl: string): Promise<void> {
+    const secure = await this.handshake(socket, clientHello, conn, sni, { ALPNProtocols: ['http/1.1'] });
+    if (!secure) return;
+    this.options.https.adopt(secure, conn, admittedUrl);
+    this.options.https.server.emit('connection', secure);
+  }
+
+  /**
+   * HTTP-POLICY.md §5 (and the tls endpoints' termination): TLS ends here, with the certificate
+   * served for the name, and the tunnel gets the plaintext once the handshake is done.
+   */
+  private async terminateToTunnel(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, choice: TunnelChoice, termination: TlsTermination): Promise<void> {
+    const secure = await this.handshake(socket, clientHello, conn, sni, {});
+    if (!secure) return;
+    secure.once('secure', () => {
+      // Node's secure contexts are shared per certificate, so the floor is checked once agreed.
+      if (!meetsMinimum(secure.getProtocol(), termination.minVersion)) {
+        conn.outcome = 'tls_version';
+        return void secure.destroy();
+      }
+      const opened = this.options.opener.open(choice, KINDS.tlsTerminated, socket);
+      if (!opened) {
+        conn.outcome = 'no_tunnel';
+        return void secure.destroy();
+      }
+      conn.verdict = 'allowed';
+      conn.tunnelId = opened.tunnel.id;
+      splice(secure, opened.stream, () => {});
+    });
+  }
+
+  /** The server side of a TLS handshake over `socket`, bounded in time; undefined when no certificate. */
+  private async handshake(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, options: tls.TLSSocketOptions): Promise<tls.TLSSocket | undefined> {
     let secureContext: tls.SecureContext;
     try {
       secureContext = await this.options.certificates.contextFor(sni);
     } catch {
       conn.outcome = 'certificate';
       socket.destroy();
-      return;
+      return undefined;
     }
-    if (socket.destroyed) return;
+    if (socket.destroyed) return undefined;
     // The TLS socket reads what the raw socket has buffered first: the ClientHello goes back there.
     socket.unshift(clientHello);
-    const secure = new tls.TLSSocket(socket, { isServer: true, secureContext, ALPNProtocols: ['http/1.1'] });
+    const secure = new tls.TLSSocket(socket, { ...options, isServer: true, secureContext });
     const timer = setTimeout(() => secure.destroy(), HANDSHAKE_TIMEOUT_MS);
     secure.once('secure', () => clearTimeout(timer));
     secure.once('close', () => {
@@ -135,7 +168,14 @@ export class TlsPort {
       socket.destroy();
     });
     secure.on('error', () => secure.destroy());
-    this.options.https.adopt(secure, conn, admittedUrl);
-    this.options.https.server.emit('connection', secure);
+    return secure;
   }
+}
+
+const PROTOCOL_RANK: Readonly<Record<string, number>> = { TLSv1: 0, 'TLSv1.1': 1, 'TLSv1.2': 2, 'TLSv1.3': 3, '1.0': 0, '1.1': 1, '1.2': 2, '1.3': 3 };
+
+/** Whether the negotiated protocol (`TLSv1.2`…) is at least `minimum` (`1.2`…, or null: any Node agreed to). */
+function meetsMinimum(negotiated: string | null, minimum: string | null): boolean {
+  if (minimum === null) return true;
+  return negotiated !== null && (PROTOCOL_RANK[negotiated] ?? -1) >= (PROTOCOL_RANK[minimum] ?? 99);
 }
