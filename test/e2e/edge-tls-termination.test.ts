@@ -99,7 +99,10 @@ test('min_version 1.3 refuses a TLS 1.2 client and serves a TLS 1.3 one', { time
   assert.equal(put.status, 200, put.text);
   // the edge cache holds a module for at most half a second
   await within(2_000, async () => exchange('old', { maxVersion: 'TLSv1.2' }).then(() => false, () => true));
+  const reached = firstBytes.length;
   await assert.rejects(exchange('old', { maxVersion: 'TLSv1.2' }));
+  assert.equal(firstBytes.length, reached, 'no byte of the refused client reached the local server');
+  await within(2_000, async () => server.logs().some((entry) => entry.event === 'public_connection' && entry.edge_id === edgeId && entry.outcome === 'tls_version'));
   const served = await exchange('new', { minVersion: 'TLSv1.3' });
   assert.equal(served.protocol, 'TLSv1.3');
   assert.equal(served.echoed, 'new');
