@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
 import { after, before, test } from 'node:test';
-import tls from 'node:tls';
+import type tls from 'node:tls';
 import type ngrok from '@ngrok/ngrok';
+import { startPlainService, tlsExchange } from '../helpers/plain-service.js';
 import { api, cleanupProcesses } from '../helpers/server-process.js';
 import { connectAgent, createToken, startDataPlane, within, type TrafficServer } from '../helpers/traffic.js';
 
@@ -20,29 +20,17 @@ let session: ngrok.Session;
 let burrowCa: Buffer;
 let edgeId: string;
 /** The first bytes each connection brought to the local server, in order. */
-const firstBytes: Buffer[] = [];
+let firstBytes: Buffer[] = [];
 const closers: (() => unknown)[] = [];
 
 before(async () => {
   server = await startDataPlane();
   burrowCa = readFileSync(server.caPath);
   session = await connectAgent(server, await createToken(server));
-  // A plain TCP server: greets, records what arrived first, echoes.
-  const sockets = new Set<net.Socket>();
-  const local = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-    socket.on('error', () => {});
-    socket.once('data', (chunk: Buffer) => firstBytes.push(chunk));
-    socket.write('plain\n');
-    socket.pipe(socket);
-  });
-  await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
-  closers.push(() => {
-    for (const socket of sockets) socket.destroy();
-    return new Promise((resolve) => local.close(resolve));
-  });
-  const listener = await session.labeledListener().label('app', 'plain').listenAndForward(`tcp://127.0.0.1:${(local.address() as net.AddressInfo).port}`);
+  const service = await startPlainService();
+  firstBytes = service.firstBytes;
+  closers.push(() => service.close());
+  const listener = await session.labeledListener().label('app', 'plain').listenAndForward(`tcp://127.0.0.1:${service.port}`);
   closers.unshift(() => listener.close().catch(() => {}));
   const group = await api(server, 'POST', '/backends/tunnel_group', { body: { labels: { app: 'plain' } } });
   assert.equal(group.status, 201, group.text);
@@ -60,31 +48,7 @@ after(async () => {
 });
 
 /** A TLS client trusting burrow's CA: the greeting, then what the local server echoed of `message`. */
-function exchange(message: string, options: tls.ConnectionOptions = {}): Promise<{ greeting: string; echoed: string; protocol: string | null }> {
-  return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: '127.0.0.1', port: server.tlsPort, servername: HOST, ca: burrowCa, timeout: 5_000, ...options });
-    let buffered = '';
-    let greeting: string | undefined;
-    socket.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      if (greeting === undefined && buffered.includes('\n')) {
-        greeting = buffered.slice(0, buffered.indexOf('\n'));
-        buffered = buffered.slice(greeting.length + 1);
-        socket.write(message);
-      }
-      if (greeting !== undefined && buffered.length >= message.length) {
-        resolve({ greeting, echoed: buffered, protocol: socket.getProtocol() });
-        socket.destroy();
-      }
-    });
-    socket.once('error', reject);
-    socket.once('timeout', () => {
-      socket.destroy();
-      reject(new Error('timeout'));
-    });
-    socket.once('close', () => reject(new Error('closed before the echo')));
-  });
-}
+const exchange = (message: string, options: tls.ConnectionOptions = {}) => tlsExchange(server.tlsPort, HOST, message, { ca: burrowCa, ...options });
 
 test('terminate_at edge: the client handshakes with burrow, the local server gets plaintext', { timeout: 30_000 }, async () => {
   const before = firstBytes.length;

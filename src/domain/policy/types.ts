@@ -1,3 +1,4 @@
+import type { TerminateTlsAction } from './terminate-tls.js';
 /**
  * Public shapes of the traffic policy validator (SPEC §7.3). The validator turns a policy
  * document (a string) into either a normalized policy or the first error found in it.
@@ -65,7 +66,7 @@ export type HttpAction =
       config: { name: string; algorithm: 'sliding_window'; capacity: number; rate: string; rateSeconds: number; bucket_key: string[] };
     };
 
-export type ValidatedAction = LogAction | RestrictIpsAction | HttpAction;
+export type ValidatedAction = LogAction | RestrictIpsAction | HttpAction | TerminateTlsAction;
 
 export interface ValidatedRule {
   /** null when the rule has no `name`. */

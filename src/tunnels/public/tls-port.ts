@@ -5,6 +5,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import type { EdgeResolver, EdgeRoute, HostRoutes, TlsTermination, TunnelChoice } from '../registry.js';
 import { readClientHello, unrecognizedNameAlert } from '../tls/client-hello.js';
+import { clientCertificateAccepted } from '../tls/client-certificates.js';
 import type { ConnectionSink, PublicConnection } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import type { HttpProxy } from './http-proxy.js';
@@ -63,7 +64,9 @@ export class TlsPort {
     if (edge) {
       conn.edgeId = edge.edgeId;
       if (!this.options.gate.admit(conn, edge.policy, edge.endpoint) || !this.withinLimits(conn, edge.edgeId)) return void socket.destroy();
-      if (edge.termination) await this.terminateToTunnel(socket, hello.buffered, conn, sni!, edge.backend, edge.termination);
+      // a terminate-tls action of the edge's policy wins over its module
+      const termination = conn.termination ?? edge.termination;
+      if (termination) await this.terminateToTunnel(socket, hello.buffered, conn, sni!, edge.backend, termination);
       else this.passthrough(socket, hello.buffered, conn, edge.backend);
       return;
     }
@@ -84,6 +87,7 @@ export class TlsPort {
     if (passthrough) {
       conn.endpointId = passthrough.endpointId;
       if (!this.options.gate.admit(conn, passthrough.policy, endpointOfPool(passthrough)) || !this.withinLimits(conn, passthrough.endpointId)) socket.destroy();
+      else if (conn.termination) await this.terminateToTunnel(socket, clientHello, conn, sni, passthrough, conn.termination);
       else this.passthrough(socket, clientHello, conn, passthrough);
       return true;
     }
@@ -117,8 +121,11 @@ export class TlsPort {
   }
 
   private async terminate(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, admittedUrl: string): Promise<void> {
-    const secure = await this.handshake(socket, clientHello, conn, sni, { ALPNProtocols: ['http/1.1'] });
+    const termination = conn.termination;
+    const secure = await this.handshake(socket, clientHello, conn, sni, { ALPNProtocols: ['http/1.1'], ...clientCertificateRequest(termination) });
     if (!secure) return;
+    // terminate-tls on an https endpoint: its versions and client certificates, checked before any request is read
+    if (termination) secure.once('secure', () => void (accepted(secure, conn, termination) || secure.destroy()));
     this.options.https.adopt(secure, conn, admittedUrl);
     this.options.https.server.emit('connection', secure);
   }
@@ -128,14 +135,10 @@ export class TlsPort {
    * served for the name, and the tunnel gets the plaintext once the handshake is done.
    */
   private async terminateToTunnel(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, choice: TunnelChoice, termination: TlsTermination): Promise<void> {
-    const secure = await this.handshake(socket, clientHello, conn, sni, {});
+    const secure = await this.handshake(socket, clientHello, conn, sni, clientCertificateRequest(termination));
     if (!secure) return;
     secure.once('secure', () => {
-      // Node's secure contexts are shared per certificate, so the floor is checked once agreed.
-      if (!meetsMinimum(secure.getProtocol(), termination.minVersion)) {
-        conn.outcome = 'tls_version';
-        return void secure.destroy();
-      }
+      if (!accepted(secure, conn, termination)) return void secure.destroy();
       const opened = this.options.opener.open(choice, KINDS.tlsTerminated, socket);
       if (!opened) {
         conn.outcome = 'no_tunnel';
@@ -170,6 +173,29 @@ export class TlsPort {
     secure.on('error', () => secure.destroy());
     return secure;
   }
+}
+
+/** Asks for a client certificate when mutual TLS is on; verified by `accepted`, against the policy's CAs. */
+function clientCertificateRequest(termination: TlsTermination | undefined): tls.TLSSocketOptions {
+  return termination?.mutualTls ? { requestCert: true, rejectUnauthorized: false } : {};
+}
+
+/**
+ * Node's secure contexts are shared per certificate, so the version range and the client
+ * certificate are checked once the handshake is done, before any byte goes further.
+ */
+function accepted(secure: tls.TLSSocket, conn: PublicConnection, termination: TlsTermination): boolean {
+  const protocol = secure.getProtocol();
+  if (!meetsMinimum(protocol, termination.minVersion) || (termination.maxVersion !== undefined && !meetsMinimum(termination.maxVersion, protocol))) {
+    conn.outcome = 'tls_version';
+    return false;
+  }
+  const mutual = termination.mutualTls;
+  if (mutual && !clientCertificateAccepted(secure, mutual.cas, mutual.strategy)) {
+    conn.outcome = 'client_certificate';
+    return false;
+  }
+  return true;
 }
 
 const PROTOCOL_RANK: Readonly<Record<string, number>> = { TLSv1: 0, 'TLSv1.1': 1, 'TLSv1.2': 2, 'TLSv1.3': 3, '1.0': 0, '1.1': 1, '1.2': 2, '1.3': 3 };
