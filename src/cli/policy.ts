@@ -243,7 +243,10 @@ function report(file: string, rules: readonly ProgramRule[], connection: PolicyC
           const why = action.matched_cidr ? `matched ${action.matched_cidr}` : action.action === 'deny' ? 'in no allowed CIDR' : 'in no denied CIDR';
           const effect = action.action === 'deny' ? (action.enforced ? ', connection closed' : ', not enforced (enforce: false)') : '';
           lines.push(`${label}: ${action.action} (${why})${effect}${action.error ? ` (errors: ${action.error})` : ''}`);
+          break;
         }
+        case 'terminate-tls':
+          lines.push(`${label}: TLS terminated at burrow (${action.config.min_version} to ${action.config.max_version})`);
       }
     });
   }

@@ -32,8 +32,9 @@ import { InspectedRequestResponse } from './inspection/schemas.js';
 import { CredentialResponse } from './credentials/schemas.js';
 import { tlsEdgeRoutes } from './edges/routes.js';
 import { backendModuleRoutes } from './edges/backend-routes.js';
-import { BackendModuleResponse, TlsEdgeResponse, TrafficPolicyModuleResponse } from './edges/schemas.js';
+import { BackendModuleResponse, TlsEdgeResponse, TlsTerminationModuleResponse, TrafficPolicyModuleResponse } from './edges/schemas.js';
 import { trafficPolicyRoutes } from './edges/traffic-policy-routes.js';
+import { tlsTerminationRoutes } from './edges/tls-termination-routes.js';
 import { endpointRoutes } from './endpoints/routes.js';
 import { EndpointResponse } from './endpoints/schemas.js';
 import { opsRoutes } from './ops/routes.js';
@@ -157,6 +158,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   app.addSchema(CredentialResponse);
   app.addSchema(TrafficPolicyModuleResponse);
   app.addSchema(BackendModuleResponse);
+  app.addSchema(TlsTerminationModuleResponse);
   app.addSchema(TunnelGroupBackendResponse);
   app.addSchema(TlsEdgeResponse);
   app.addSchema(TunnelSessionResponse);
@@ -187,6 +189,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await app.register(tunnelRoutes, { live, publicUrl: config.publicUrl });
   await app.register(endpointRoutes, { live, publicUrl: config.publicUrl });
   await app.register(backendModuleRoutes, { edges, publicUrl: config.publicUrl });
+  await app.register(tlsTerminationRoutes, { edges, publicUrl: config.publicUrl });
   await app.register(tunnelGroupBackendRoutes, { groups, publicUrl: config.publicUrl });
   await app.register(reservedDomainRoutes, { reservedDomains: deps.reservedDomains, publicUrl: config.publicUrl });
   await app.register(reservedAddrRoutes, { reservedAddrs: deps.reservedAddrs, publicUrl: config.publicUrl });

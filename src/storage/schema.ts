@@ -84,6 +84,12 @@ export interface TlsEdgesTable {
   backend_enabled: number | null;
   /** The tunnel group of the backend module (foreign key). */
   backend_id: string | null;
+  /** 0/1 when a tls_termination module is attached, else null (as are the two below). */
+  termination_enabled: number | null;
+  /** `edge` or `upstream`. */
+  termination_at: string | null;
+  /** `1.0`…`1.3`, or '' for burrow's default; null without a module. */
+  termination_min_version: string | null;
   created_at: string;
 }
 

@@ -41,6 +41,18 @@ export interface EdgeRoute {
   readonly backend: TunnelChoice;
   readonly policy: ConnectionPolicy;
   readonly endpoint: PolicyEndpoint;
+  /** Set when the edge's tls_termination module terminates at the edge: the backend gets plaintext. */
+  readonly termination: TlsTermination | null;
+}
+
+/** Burrow terminates TLS (with the certificate served for the name) before the agent sees the bytes. */
+export interface TlsTermination {
+  /** The lowest TLS version accepted (`1.0`…`1.3`); null: Node's default. */
+  readonly minVersion: string | null;
+  /** The highest (`1.2`, `1.3`); absent: any. */
+  readonly maxVersion?: string;
+  /** Client certificates (terminate-tls's mutual TLS): PEM CAs, and how strictly they are asked for. */
+  readonly mutualTls?: { readonly cas: readonly string[]; readonly strategy: 'require-and-verify' | 'require-any' | 'request' };
 }
 
 /** The TLS edge whose hostport host is an SNI name (edges/edge-routing.ts), asked by the TLS port. */

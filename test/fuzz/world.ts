@@ -678,10 +678,17 @@ function checkEdge(body: Record<string, unknown>, where: () => string, publicUrl
   assertUri(body.uri, `/edges/tls/${id}`, where, publicUrl);
   assert.match(String(body.created_at), TIMESTAMP, where());
   assert.ok(Array.isArray(body.hostports) && body.hostports.length <= 10, where());
-  for (const module of ['backend', 'ip_restriction', 'mutual_tls', 'tls_termination', 'policy']) {
+  for (const module of ['backend', 'ip_restriction', 'mutual_tls', 'policy']) {
     assert.equal(body[module], null, `${module} is not null: ${where()}`);
   }
+  if (body.tls_termination !== null) checkTermination(body.tls_termination as Record<string, unknown>, where);
   if (body.traffic_policy !== null) checkModule(body.traffic_policy as Record<string, unknown>, where);
+}
+
+function checkTermination(body: Record<string, unknown>, where: () => string): void {
+  assert.equal(typeof body.enabled, 'boolean', where());
+  assert.ok(body.terminate_at === 'edge' || body.terminate_at === 'upstream', where());
+  assert.ok(body.min_version === undefined || ['1.0', '1.1', '1.2', '1.3'].includes(String(body.min_version)), where());
 }
 
 function checkModule(body: Record<string, unknown>, where: () => string): void {

@@ -59,8 +59,8 @@ describe('POST /edges/tls', () => {
 
   it('accepts null for every unserved module, and refuses any other value with 215', async () => {
     await createEdge({ backend: null, ip_restriction: null, mutual_tls: null, tls_termination: null, policy: null, traffic_policy: null });
-    // `backend` is served now: test/http/tunnel-group-backends.test.ts.
-    for (const module of ['ip_restriction', 'mutual_tls', 'tls_termination', 'policy']) {
+    // `backend` and `tls_termination` are served now: test/http/tunnel-group-backends.test.ts, tls-termination.test.ts.
+    for (const module of ['ip_restriction', 'mutual_tls', 'policy']) {
       for (const value of [{}, { id: 'bkdbg_x' }, 'x', false]) {
         const response = await t.call({ method: 'POST', url: '/edges/tls', body: { [module]: value } });
         const error = expectError(response, 400, 'ERR_NGROK_215');

@@ -468,7 +468,7 @@ describe('a group deleted between the check and the write', () => {
     assert.equal(await repository.setBackend(account, edge.id, gone), 'backend-missing');
     assert.equal(await repository.update(account, edge.id, { description: 'x', backend: gone }), 'backend-missing');
     const { id, createdAt } = newId('edgtls');
-    const fresh = { id, accountId: account, description: '', metadata: '', hostports: [], backend: gone, trafficPolicy: null, createdAt };
+    const fresh = { id, accountId: account, description: '', metadata: '', hostports: [], backend: gone, trafficPolicy: null, tlsTermination: null, createdAt };
     assert.equal(await repository.insert(fresh), 'backend-missing');
     assert.equal(await repository.get(account, id), undefined);
     const after = await repository.get(account, edge.id);
@@ -485,6 +485,7 @@ describe('EdgeRouteReader.findEdgeByHost (for the data plane)', () => {
       hostports: ['other.example.com:443', 'Route.Example.com:8443'],
       backend: { backend_id: group.id },
       traffic_policy: { enabled: false, value: 'on_tcp_connect: []' },
+      tls_termination: { terminate_at: 'edge', min_version: '1.3' },
     });
     const route = await reader.findEdgeByHost('route.example.COM');
     assert.deepEqual(route, {
@@ -493,15 +494,18 @@ describe('EdgeRouteReader.findEdgeByHost (for the data plane)', () => {
       hostport: 'Route.Example.com:8443',
       backend: { enabled: true, groupId: group.id, labels: { app: 'web', env: 'prod' } },
       policy: { enabled: false, value: 'on_tcp_connect: []' },
+      tlsTermination: { enabled: true, terminateAt: 'edge', minVersion: '1.3' },
     });
 
     await t.call({ method: 'PUT', url: `/edges/tls/${edge.id}/backend`, body: { backend_id: group.id, enabled: false } });
     assert.deepEqual((await reader.findEdgeByHost('route.example.com'))!.backend, { enabled: false, groupId: group.id, labels: { app: 'web', env: 'prod' } });
     await t.call({ method: 'DELETE', url: `/edges/tls/${edge.id}/backend` });
     await t.call({ method: 'DELETE', url: `/edges/tls/${edge.id}/traffic_policy` });
+    await t.call({ method: 'DELETE', url: `/edges/tls/${edge.id}/tls_termination` });
     const bare = await reader.findEdgeByHost('route.example.com');
     assert.equal(bare!.backend, null);
     assert.equal(bare!.policy, null);
+    assert.equal(bare!.tlsTermination, null);
 
     for (const host of ['example.com', 'oute.example.com', 'route.example.co', 'route_example.com', '%', 'route.example.com:8443', '', 'x'.repeat(300)]) {
       assert.equal(await reader.findEdgeByHost(host), undefined, host);

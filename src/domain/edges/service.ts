@@ -7,7 +7,7 @@ import { validatePolicy } from '../policy/index.js';
 import { checkDescription, checkMetadata } from '../text-limits.js';
 import { hostnameReservationRefusal, reservationQuery } from '../reservations/bind-rule.js';
 import type { NameReservation } from '../reservations/types.js';
-import type { BackendModule, TlsEdge, TlsEdgeChanges, TlsEdgeRepository, TrafficPolicyModule } from './types.js';
+import { TLS_VERSIONS, type BackendModule, type TlsEdge, type TlsEdgeChanges, type TlsEdgeRepository, type TlsTerminationModule, type TlsVersion, type TrafficPolicyModule } from './types.js';
 
 export const HOSTPORTS_MAX = 10;
 
@@ -24,12 +24,19 @@ export interface BackendInput {
   backendId: string;
 }
 
+export interface TlsTerminationInput {
+  enabled?: boolean | undefined;
+  terminateAt?: string | undefined;
+  minVersion?: string | undefined;
+}
+
 export interface TlsEdgeInput {
   description?: string | undefined;
   metadata?: string | undefined;
   hostports?: readonly string[] | undefined;
   backend?: BackendInput | undefined;
   trafficPolicy?: TrafficPolicyInput | undefined;
+  tlsTermination?: TlsTerminationInput | undefined;
 }
 
 /** Which tunnel groups exist (TunnelGroupBackendService): a backend module must name one of the account. */
@@ -63,6 +70,7 @@ export class TlsEdgeService {
       hostports: checked.hostports ?? [],
       backend: checked.backend ?? null,
       trafficPolicy: checked.trafficPolicy ?? null,
+      tlsTermination: checked.tlsTermination ?? null,
       createdAt,
     };
     if ((await this.repository.insert(edge)) === 'backend-missing') throw noSuchGroup(BACKEND_IN_EDGE, edge.backend!.backendId);
@@ -138,6 +146,26 @@ export class TlsEdgeService {
     if (!found) throw errors.notFound();
   }
 
+  /** PUT of the tls_termination module; `prefix` is where its fields were in the request. */
+  async replaceTlsTermination(caller: Principal, id: string, input: TlsTerminationInput, prefix = ''): Promise<TlsTerminationModule> {
+    const module = checkTermination(input, prefix);
+    const found = isIdOf(id, 'edgtls') && (await this.repository.setTlsTermination(caller.accountId, id, module));
+    if (!found) throw errors.notFound();
+    return module;
+  }
+
+  async getTlsTermination(caller: Principal, id: string): Promise<TlsTerminationModule> {
+    const module = (await this.get(caller, id)).tlsTermination;
+    if (!module) throw errors.notFound();
+    return module;
+  }
+
+  /** Deleting a module that is not there succeeds, as for the other modules. */
+  async deleteTlsTermination(caller: Principal, id: string): Promise<void> {
+    const found = isIdOf(id, 'edgtls') && (await this.repository.setTlsTermination(caller.accountId, id, null));
+    if (!found) throw errors.notFound();
+  }
+
   private async check(accountId: string, input: TlsEdgeInput): Promise<TlsEdgeChanges> {
     const changes: TlsEdgeChanges = {};
     if (input.description !== undefined) changes.description = checkDescription(input.description);
@@ -147,6 +175,7 @@ export class TlsEdgeService {
       await this.refuseReservedElsewhere(accountId, changes.hostports);
     }
     if (input.trafficPolicy !== undefined) changes.trafficPolicy = this.checkModule(input.trafficPolicy, 'traffic_policy.value');
+    if (input.tlsTermination !== undefined) changes.tlsTermination = checkTermination(input.tlsTermination, 'tls_termination.');
     if (input.backend !== undefined) changes.backend = await this.checkBackend(accountId, input.backend, BACKEND_IN_EDGE);
     return changes;
   }
@@ -189,6 +218,26 @@ function checkHostports(hostports: readonly string[]): readonly string[] {
     if (problem) throw errors.invalidField('hostports', `entry ${index + 1}, ${quote(hostport)}, is not a valid host:port. ${problem}`);
   });
   return [...hostports];
+}
+
+/**
+ * The reference's rules (its API docs for EndpointTLSTermination): `terminate_at` is `edge` or
+ * `upstream` (burrow's default when absent: passthrough, as without the module), and
+ * `min_version` must be null with `upstream`, since nothing is terminated there.
+ */
+function checkTermination(input: TlsTerminationInput, prefix: string): TlsTerminationModule {
+  const terminateAt = input.terminateAt ?? 'upstream';
+  if (terminateAt !== 'edge' && terminateAt !== 'upstream') {
+    throw errors.invalidField(`${prefix}terminate_at`, `must be "edge" or "upstream", and ${quote(terminateAt)} is neither`);
+  }
+  const minVersion = input.minVersion;
+  if (minVersion !== undefined && !(TLS_VERSIONS as readonly string[]).includes(minVersion)) {
+    throw errors.invalidField(`${prefix}min_version`, `must be one of ${TLS_VERSIONS.map((v) => `"${v}"`).join(', ')}, and ${quote(minVersion)} is none`);
+  }
+  if (minVersion !== undefined && terminateAt === 'upstream') {
+    throw errors.invalidField(`${prefix}min_version`, 'must be null when terminate_at is "upstream": TLS is not terminated at the edge');
+  }
+  return { enabled: input.enabled ?? true, terminateAt, minVersion: (minVersion as TlsVersion | undefined) ?? null };
 }
 
 const BACKEND_IN_EDGE = 'backend.backend_id';

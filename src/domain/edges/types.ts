@@ -14,6 +14,21 @@ export interface BackendModule {
   readonly backendId: string;
 }
 
+/** The TLS versions a `min_version` may name, as the reference spells them. */
+export const TLS_VERSIONS = ['1.0', '1.1', '1.2', '1.3'] as const;
+export type TlsVersion = (typeof TLS_VERSIONS)[number];
+
+/**
+ * The tls_termination module of a TLS edge (HTTP-POLICY.md §5): `edge` has burrow terminate TLS
+ * and the backend receive plaintext; `upstream` passes TLS through, as without the module.
+ */
+export interface TlsTerminationModule {
+  readonly enabled: boolean;
+  readonly terminateAt: 'edge' | 'upstream';
+  /** Null: burrow's default (Node's, TLS 1.2). Always null with `upstream`. */
+  readonly minVersion: TlsVersion | null;
+}
+
 export interface TlsEdge {
   readonly id: string;
   readonly accountId: string;
@@ -22,6 +37,7 @@ export interface TlsEdge {
   readonly hostports: readonly string[];
   readonly backend: BackendModule | null;
   readonly trafficPolicy: TrafficPolicyModule | null;
+  readonly tlsTermination: TlsTerminationModule | null;
   readonly createdAt: string;
 }
 
@@ -31,6 +47,7 @@ export interface TlsEdgeChanges {
   hostports?: readonly string[];
   backend?: BackendModule;
   trafficPolicy?: TrafficPolicyModule;
+  tlsTermination?: TlsTerminationModule;
 }
 
 /**
@@ -49,6 +66,8 @@ export interface TlsEdgeRepository {
   setTrafficPolicy(accountId: string, id: string, module: TrafficPolicyModule | null): Promise<boolean>;
   /** Replaces (or, with null, removes) the backend module; false when the edge is absent. */
   setBackend(accountId: string, id: string, module: BackendModule | null): Promise<boolean | BackendMissing>;
+  /** Replaces (or, with null, removes) the tls_termination module; false when the edge is absent. */
+  setTlsTermination(accountId: string, id: string, module: TlsTerminationModule | null): Promise<boolean>;
   delete(accountId: string, id: string): Promise<boolean>;
 }
 
@@ -64,6 +83,7 @@ export interface EdgeRoute {
   readonly hostport: string;
   readonly backend: { readonly enabled: boolean; readonly groupId: string; readonly labels: Labels } | null;
   readonly policy: TrafficPolicyModule | null;
+  readonly tlsTermination: TlsTerminationModule | null;
 }
 
 export interface EdgeRouteReader {

@@ -10,7 +10,8 @@ import { CODES, fail, kindOf, quoted, subjectNoun } from './problem.js';
 import { explainInvalidCidr, parseCidr } from './cidr.js';
 import { checkInterpolations, describeCelType, interpolationType, isWholeInterpolation } from './expressions.js';
 import type { PolicyValue, ValidatedAction } from './types.js';
-import { PHASE_ORDER, PHASES, type PhaseDescriptor } from './phases.js';
+import { PHASE_ORDER, PHASES, type EndpointKind, type PhaseDescriptor } from './phases.js';
+import { validateTerminateTls } from './terminate-tls.js';
 import { validateHttpAction } from './http-actions.js';
 
 /** Every action type the reference service knows: one a phase does not serve is "not allowed here" (2202), not "unknown" (2201). */
@@ -45,7 +46,7 @@ export const KNOWN_ACTIONS: ReadonlySet<string> = new Set([
 const ENDS_THE_PHASE = new Set(['deny', 'custom-response', 'close-connection']);
 
 /** Validates the actions of a rule of `phase` in order and returns their normalized form. */
-export function validateActions(rule: RawRule, actions: RawAction[], phase: PhaseDescriptor): ValidatedAction[] {
+export function validateActions(rule: RawRule, actions: RawAction[], phase: PhaseDescriptor, kind: EndpointKind = 'tls-edge'): ValidatedAction[] {
   const result: ValidatedAction[] = [];
   let denyAt: number | undefined;
   for (const action of actions) {
@@ -78,6 +79,9 @@ export function validateActions(rule: RawRule, actions: RawAction[], phase: Phas
         break;
       case 'restrict-ips':
         result.push(validateRestrictIps(label, configWhere, action.config));
+        break;
+      case 'terminate-tls':
+        result.push(validateTerminateTls(configWhere, action.config, kind));
         break;
       default:
         throw new Error(`internal: ${action.type} is served by a phase but has no validator`);

@@ -1,3 +1,4 @@
+import type { TerminateTlsAction } from './terminate-tls.js';
 /**
  * Runs a compiled policy on one connection (TUNNELS.md §5): rules in order; a rule whose
  * expressions are all true runs its actions in order; `deny`, or `restrict-ips` deciding "deny"
@@ -9,7 +10,14 @@ import { cidrContains, parseCidr, type IpAddress } from './cidr.js';
 import type { CidrList, PolicyProgram, ProgramAction, ProgramRule, ValueTemplate } from './program.js';
 import type { PolicyValue } from './types.js';
 
-export type ActionOutcome = DenyOutcome | RestrictIpsOutcome | LogOutcome;
+export type ActionOutcome = DenyOutcome | RestrictIpsOutcome | LogOutcome | TerminateTlsOutcome;
+
+/** burrow terminates TLS with these settings (the last terminate-tls taken wins). */
+export interface TerminateTlsOutcome {
+  type: 'terminate-tls';
+  config: TerminateTlsAction['config'];
+  error?: undefined;
+}
 
 /** deny and close-connection: the connection is closed. */
 export interface DenyOutcome {
@@ -153,6 +161,8 @@ function runAction(action: ProgramAction, state: State): ActionOutcome {
     }
     case 'restrict-ips':
       return restrictIps(action, state);
+    case 'terminate-tls':
+      return { type: 'terminate-tls', config: action.config };
     default:
       throw new Error(`internal: ${action.type} is not an on_tcp_connect action`);
   }

@@ -304,6 +304,8 @@ class HttpEvaluation {
           `429 Too Many Requests: the endpoint's rate limit was reached; retry in ${verdict.retryAfterSeconds} s.\n`,
         );
       }
+      case 'terminate-tls':
+        return false; // on_tcp_connect only: validation never puts it in an HTTP phase
     }
   }
 

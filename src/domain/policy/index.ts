@@ -23,7 +23,7 @@ export { compilePolicy, concatPrograms } from './program.js';
 export { OPTIONS_AS_RULES, optionsDocument } from './endpoint-options.js';
 export type { PolicyCompilation, PolicyProgram, ProgramRule, ProgramAction } from './program.js';
 export { evaluate } from './evaluate.js';
-export type { ActionOutcome, DenyOutcome, EvaluationError, LogOutcome, RestrictIpsOutcome, RuleOutcome, Verdict } from './evaluate.js';
+export type { ActionOutcome, DenyOutcome, EvaluationError, LogOutcome, RestrictIpsOutcome, RuleOutcome, TerminateTlsOutcome, Verdict } from './evaluate.js';
 export type { PolicyConnection, PolicyEndpoint } from './activation.js';
 export { CidrSet } from './cidr.js';
 export { PHASES, type EndpointKind, type PhaseDescriptor, type PhaseName } from './phases.js';

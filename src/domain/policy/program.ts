@@ -1,3 +1,4 @@
+import type { TerminateTlsAction } from './terminate-tls.js';
 /**
  * A validated policy compiled for evaluation, once per policy version: CEL expressions parsed and
  * type-checked (taken from the validation that just ran when there was one), CIDR lists turned
@@ -38,6 +39,7 @@ export type ProgramAction =
   | { type: 'close-connection' }
   | { type: 'log'; metadata: Array<[string, ValueTemplate]>; fixed: boolean }
   | { type: 'restrict-ips'; allow: CidrList; deny: CidrList; enforce: boolean }
+  | TerminateTlsAction
   | Exclude<HttpProgramAction, { type: 'deny' }>;
 
 export interface ProgramRule {
@@ -118,6 +120,8 @@ function compileAction(action: ValidatedAction, compile: Compile, id: string): P
         deny: cidrList(action.config.deny, compile),
         enforce: action.config.enforce,
       };
+    case 'terminate-tls':
+      return action;
     default:
       return compileHttpAction(action, (value) => template(value, compile) as StringTemplate, id) as ProgramAction;
   }

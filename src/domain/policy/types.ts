@@ -1,3 +1,4 @@
+import type { TerminateTlsAction } from './terminate-tls.js';
 /**
  * Public shapes of the traffic policy validator (SPEC §7.3). The validator turns a policy
  * document (a string) into either a normalized policy or the first error found in it.
@@ -73,7 +74,7 @@ export interface CloseConnectionAction {
   config: null;
 }
 
-export type ValidatedAction = LogAction | RestrictIpsAction | CloseConnectionAction | HttpAction;
+export type ValidatedAction = LogAction | RestrictIpsAction | CloseConnectionAction | HttpAction | TerminateTlsAction;
 
 export interface ValidatedRule {
   /** null when the rule has no `name`. */

@@ -92,12 +92,12 @@ function validate(source: unknown, maxRules: number, kind: EndpointKind): Record
   const result = { on_tcp_connect: [], on_http_request: [], on_http_response: [] } as Record<PhaseName, ValidatedRule[]>;
   for (const name of PHASE_ORDER) {
     const rules = raw.get(PHASES[name]);
-    if (rules) result[name] = withPhase(PHASES[name], () => rules.map((rule) => validateRule(rule, PHASES[name])));
+    if (rules) result[name] = withPhase(PHASES[name], () => rules.map((rule) => validateRule(rule, PHASES[name], kind)));
   }
   return result;
 }
 
-function validateRule(rule: RawRule, phase: PhaseDescriptor): ValidatedRule {
+function validateRule(rule: RawRule, phase: PhaseDescriptor, kind: EndpointKind): ValidatedRule {
   const label = ruleLabel(rule.number, rule.name);
   if (!rule.actions || rule.actions.length === 0) {
     fail(CODES.noActions, `${label}, line ${rule.line}: the rule has no actions; give it at least one, for example "actions: [{type: deny}]".`);
@@ -108,6 +108,6 @@ function validateRule(rule: RawRule, phase: PhaseDescriptor): ValidatedRule {
   return {
     name: rule.name,
     expressions: rule.expressions.map((e) => e.text),
-    actions: validateActions(rule, rule.actions, phase),
+    actions: validateActions(rule, rule.actions, phase, kind),
   };
 }

@@ -1,4 +1,4 @@
-import type { BackendModule, TlsEdge, TrafficPolicyModule } from '../../domain/edges/types.js';
+import type { BackendModule, TlsEdge, TlsTerminationModule, TrafficPolicyModule } from '../../domain/edges/types.js';
 import { ref, uris } from '../common/refs.js';
 
 /** The wire shape of SPEC §7.1: modules burrow does not serve are always null. */
@@ -13,7 +13,7 @@ export function presentEdge(edge: TlsEdge, base: string) {
     backend: edge.backend && presentBackend(edge.backend, base),
     ip_restriction: null,
     mutual_tls: null,
-    tls_termination: null,
+    tls_termination: edge.tlsTermination && presentTermination(edge.tlsTermination),
     traffic_policy: edge.trafficPolicy && presentModule(edge.trafficPolicy),
     policy: null,
   };
@@ -25,4 +25,8 @@ export function presentModule(module: TrafficPolicyModule) {
 
 export function presentBackend(module: BackendModule, base: string) {
   return { enabled: module.enabled, backend: ref(module.backendId, uris.tunnelGroupBackend(base, module.backendId)) };
+}
+
+export function presentTermination(module: TlsTerminationModule) {
+  return { enabled: module.enabled, terminate_at: module.terminateAt, min_version: module.minVersion ?? undefined };
 }

@@ -6,6 +6,7 @@ import { baseUrl } from '../pipeline/base-url.js';
 import { deleteRoute, getRoute, listRoute } from '../common/resource-routes.js';
 import { IdParams, bodyErrors, commonErrors, security } from '../common/schemas.js';
 import { presentEdge } from './present.js';
+import { terminationInput } from './tls-termination-routes.js';
 import { CreateTlsEdgeBody, TlsEdgeListResponse, TlsEdgeRef, UpdateTlsEdgeBody } from './schemas.js';
 
 export interface EdgeRouteDeps {
@@ -39,6 +40,7 @@ export async function tlsEdgeRoutes(fastify: FastifyInstance, deps: EdgeRouteDep
         hostports: body.hostports ?? undefined,
         backend: body.backend ? { enabled: body.backend.enabled ?? undefined, backendId: body.backend.backend_id } : undefined,
         trafficPolicy: body.traffic_policy ? { enabled: body.traffic_policy.enabled ?? undefined, value: body.traffic_policy.value } : undefined,
+        tlsTermination: body.tls_termination ? terminationInput(body.tls_termination) : undefined,
       });
       const shaped = presentEdge(edge, baseUrl(request, publicUrl));
       return reply.code(201).header('Location', shaped.uri).send(shaped);
@@ -91,6 +93,7 @@ export async function tlsEdgeRoutes(fastify: FastifyInstance, deps: EdgeRouteDep
         hostports: body.hostports ?? undefined,
         backend: body.backend ? { enabled: body.backend.enabled ?? undefined, backendId: body.backend.backend_id } : undefined,
         trafficPolicy: body.traffic_policy ? { enabled: body.traffic_policy.enabled ?? undefined, value: body.traffic_policy.value } : undefined,
+        tlsTermination: body.tls_termination ? terminationInput(body.tls_termination) : undefined,
       });
       return presentEdge(edge, baseUrl(request, publicUrl));
     },

@@ -30,6 +30,40 @@ export const BackendModuleBody = Type.Object(
   { additionalProperties: false },
 );
 
+const terminationFields = {
+  enabled: Type.Optional(Nullable(Type.Boolean({ description: 'Whether the module applies; true when absent or null.' }))),
+  terminate_at: Type.Optional(
+    Nullable(Type.String({ description: '`edge`: burrow terminates TLS and the backend receives plaintext; `upstream` (when absent): passthrough.' })),
+  ),
+  min_version: Type.Optional(
+    Nullable(Type.String({ description: 'The lowest TLS version accepted when terminating at the edge: 1.0, 1.1, 1.2 or 1.3; null with upstream.' })),
+  ),
+};
+
+/** The tls_termination module as edge bodies and its PUT carry it (HTTP-POLICY.md §5). */
+export const TlsTerminationModuleBody = Type.Object(terminationFields, { additionalProperties: false });
+
+/** PUT /edges/tls/{id}/tls_termination: flat or wrapped, as the other modules' PUT. */
+export const ReplaceTlsTerminationBody = Type.Object(
+  {
+    id: Type.Optional(Nullable(Type.String({ description: 'Wrapped form: the edge id; must equal the path id.' }))),
+    module: Type.Optional(Nullable(TlsTerminationModuleBody)),
+    ...terminationFields,
+  },
+  { additionalProperties: false },
+);
+
+export const TlsTerminationModuleResponse = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    terminate_at: Type.String(),
+    min_version: Type.Optional(Type.String()),
+  },
+  { $id: 'EndpointTLSTermination' },
+);
+
+export const TlsTerminationModuleRef = Type.Unsafe<Static<typeof TlsTerminationModuleResponse>>(Type.Ref('EndpointTLSTermination'));
+
 /** Modules of the reference API that burrow does not serve: only null is accepted (compat). */
 const unserved = (module: string) =>
   Type.Optional(Type.Null({ description: `The ${module} module is not served by burrow; null or absent only.` }));
@@ -37,7 +71,6 @@ const unserved = (module: string) =>
 const unservedModules = {
   ip_restriction: unserved('IP restriction'),
   mutual_tls: unserved('mutual TLS'),
-  tls_termination: unserved('TLS termination'),
   policy: unserved('policy'),
 };
 
@@ -47,6 +80,7 @@ const editableFields = {
   hostports: Type.Optional(Nullable(hostports)),
   backend: Type.Optional(Nullable(BackendModuleBody)),
   traffic_policy: Type.Optional(Nullable(TrafficPolicyModuleBody)),
+  tls_termination: Type.Optional(Nullable(TlsTerminationModuleBody)),
   ...unservedModules,
 };
 
@@ -114,7 +148,7 @@ export const TlsEdgeResponse = Type.Object(
     backend: Type.Union([BackendModuleRef, Type.Null()]),
     ip_restriction: Type.Null(),
     mutual_tls: Type.Null(),
-    tls_termination: Type.Null(),
+    tls_termination: Type.Union([TlsTerminationModuleRef, Type.Null()]),
     traffic_policy: Type.Union([TrafficPolicyModuleRef, Type.Null()]),
     policy: Type.Null(),
   },

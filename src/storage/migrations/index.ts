@@ -9,6 +9,7 @@ import { consoleSessions } from './006_console.js';
 import { reservedNames } from './010_reserved_names.js';
 import { acme } from './012_acme.js';
 import { cluster } from './013_cluster.js';
+import { tlsTermination } from './016_tls_termination.js';
 
 /** Every migration in order. Names are permanent: they are recorded in kysely_migration. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -22,5 +23,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '010_reserved_names': reservedNames(dialect),
     '012_acme': acme(dialect),
     '013_cluster': cluster(dialect),
+    '016_tls_termination': tlsTermination(dialect),
   };
 }

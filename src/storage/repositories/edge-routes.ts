@@ -1,6 +1,7 @@
 import type { EdgeRoute, EdgeRouteReader } from '../../domain/edges/types.js';
 import { param } from '../prepared.js';
 import type { Store } from '../types.js';
+import { terminationOfRow } from './tls-edges.js';
 import { parseLabels } from './tunnel-group-backends.js';
 
 /** What can be the host of a hostport (SPEC §5.3 `domain | ipv4`), lower-cased: nothing LIKE treats specially. */
@@ -32,6 +33,9 @@ export class SqlEdgeRouteReader implements EdgeRouteReader {
             'tls_edges.policy_value',
             'tls_edges.backend_enabled',
             'tls_edges.backend_id',
+            'tls_edges.termination_enabled',
+            'tls_edges.termination_at',
+            'tls_edges.termination_min_version',
             'tunnel_group_backends.labels',
           ])
           .where('accounts.revoked_at', 'is', null)
@@ -59,6 +63,7 @@ export class SqlEdgeRouteReader implements EdgeRouteReader {
             ? null
             : { enabled: Number(row.backend_enabled) === 1, groupId: row.backend_id, labels: parseLabels(row.labels) },
         policy: row.policy_value === null ? null : { enabled: Number(row.policy_enabled) === 1, value: row.policy_value },
+        tlsTermination: terminationOfRow(row),
       };
     }
     return undefined;

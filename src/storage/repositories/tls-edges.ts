@@ -1,4 +1,4 @@
-import type { BackendMissing, BackendModule, TlsEdge, TlsEdgeChanges, TlsEdgeRepository, TrafficPolicyModule } from '../../domain/edges/types.js';
+import type { BackendMissing, BackendModule, TlsEdge, TlsEdgeChanges, TlsEdgeRepository, TlsTerminationModule, TrafficPolicyModule } from '../../domain/edges/types.js';
 import type { Page, PageOf } from '../../domain/paging.js';
 import { isForeignKeyViolation } from '../errors.js';
 import { param } from '../prepared.js';
@@ -6,7 +6,20 @@ import type { TlsEdgesTable } from '../schema.js';
 import type { Store } from '../types.js';
 import { KeysetPages } from './paging.js';
 
-const COLUMNS = ['id', 'description', 'metadata', 'hostports', 'policy_enabled', 'policy_value', 'backend_enabled', 'backend_id', 'created_at'] as const;
+const COLUMNS = [
+  'id',
+  'description',
+  'metadata',
+  'hostports',
+  'policy_enabled',
+  'policy_value',
+  'backend_enabled',
+  'backend_id',
+  'termination_enabled',
+  'termination_at',
+  'termination_min_version',
+  'created_at',
+] as const;
 
 type Row = Pick<TlsEdgesTable, (typeof COLUMNS)[number]>;
 
@@ -32,6 +45,9 @@ export class SqlTlsEdgeRepository implements TlsEdgeRepository {
           policy_value: param<string | null>('value'),
           backend_enabled: param<number | null>('backendEnabled'),
           backend_id: param<string | null>('backendId'),
+          termination_enabled: param<number | null>('terminationEnabled'),
+          termination_at: param<string | null>('terminationAt'),
+          termination_min_version: param<string | null>('terminationMinVersion'),
           created_at: param('createdAt'),
         }),
       ),
@@ -50,6 +66,10 @@ export class SqlTlsEdgeRepository implements TlsEdgeRepository {
             policy_value: eb.fn.coalesce(eb.val(param<string | null>('value')), eb.ref('policy_value')),
             backend_enabled: eb.fn.coalesce(eb.val(param<number | null>('backendEnabled')), eb.ref('backend_enabled')),
             backend_id: eb.fn.coalesce(eb.val(param<string | null>('backendId')), eb.ref('backend_id')),
+            // the module's three columns are replaced together: a module without min_version sends ''
+            termination_enabled: eb.fn.coalesce(eb.val(param<number | null>('terminationEnabled')), eb.ref('termination_enabled')),
+            termination_min_version: eb.fn.coalesce(eb.val(param<string | null>('terminationMinVersion')), eb.ref('termination_min_version')),
+            termination_at: eb.fn.coalesce(eb.val(param<string | null>('terminationAt')), eb.ref('termination_at')),
           }))
           .where('id', '=', param('id'))
           .where('account_id', '=', param('account'))
@@ -69,6 +89,17 @@ export class SqlTlsEdgeRepository implements TlsEdgeRepository {
           .where('id', '=', param('id'))
           .where('account_id', '=', param('account')),
       ),
+      setTermination: store.prepare(
+        db
+          .updateTable('tls_edges')
+          .set({
+            termination_enabled: param<number | null>('terminationEnabled'),
+            termination_at: param<string | null>('terminationAt'),
+            termination_min_version: param<string | null>('terminationMinVersion'),
+          })
+          .where('id', '=', param('id'))
+          .where('account_id', '=', param('account')),
+      ),
       delete: store.prepare(db.deleteFrom('tls_edges').where('id', '=', param('id')).where('account_id', '=', param('account'))),
     };
   }
@@ -82,6 +113,7 @@ export class SqlTlsEdgeRepository implements TlsEdgeRepository {
       hostports: JSON.stringify(edge.hostports),
       ...moduleValues(edge.trafficPolicy),
       ...backendValues(edge.backend),
+      ...terminationValues(edge.tlsTermination),
       createdAt: edge.createdAt,
     });
     return (await backendMissingOr(run)) === 'backend-missing' ? 'backend-missing' : 'inserted';
@@ -97,8 +129,8 @@ export class SqlTlsEdgeRepository implements TlsEdgeRepository {
   }
 
   async update(accountId: string, id: string, changes: TlsEdgeChanges): Promise<TlsEdge | undefined | BackendMissing> {
-    const { description, metadata, hostports, trafficPolicy, backend } = changes;
-    if (description === undefined && metadata === undefined && hostports === undefined && trafficPolicy === undefined && backend === undefined) {
+    const { description, metadata, hostports, trafficPolicy, backend, tlsTermination } = changes;
+    if (Object.values(changes).every((change) => change === undefined)) {
       return this.get(accountId, id);
     }
     const row = await backendMissingOr(this.statements.update.first({
@@ -109,6 +141,7 @@ export class SqlTlsEdgeRepository implements TlsEdgeRepository {
       hostports: hostports === undefined ? null : JSON.stringify(hostports),
       ...moduleValues(trafficPolicy ?? null),
       ...backendValues(backend ?? null),
+      ...terminationValues(tlsTermination ?? null),
     }));
     if (row === 'backend-missing') return row;
     return row && toEdge(row, accountId);
@@ -123,6 +156,10 @@ export class SqlTlsEdgeRepository implements TlsEdgeRepository {
     return changed === 'backend-missing' ? changed : changed > 0;
   }
 
+  async setTlsTermination(accountId: string, id: string, module: TlsTerminationModule | null): Promise<boolean> {
+    return (await this.statements.setTermination.run({ account: accountId, id, ...terminationValues(module) })) > 0;
+  }
+
   async delete(accountId: string, id: string): Promise<boolean> {
     return (await this.statements.delete.run({ account: accountId, id })) > 0;
   }
@@ -134,6 +171,25 @@ function moduleValues(module: TrafficPolicyModule | null): { enabled: number | n
 
 function backendValues(module: BackendModule | null): { backendEnabled: number | null; backendId: string | null } {
   return module ? { backendEnabled: module.enabled ? 1 : 0, backendId: module.backendId } : { backendEnabled: null, backendId: null };
+}
+
+/** '' stands for "no min_version" in a module that is there, so that a PATCH's NULL can mean "keep". */
+function terminationValues(module: TlsTerminationModule | null) {
+  return {
+    terminationEnabled: module ? (module.enabled ? 1 : 0) : null,
+    terminationAt: module?.terminateAt ?? null,
+    terminationMinVersion: module ? (module.minVersion ?? '') : null,
+  };
+}
+
+/** The module from its three columns (also the edge routes' reader's). */
+export function terminationOfRow(row: Pick<TlsEdgesTable, 'termination_enabled' | 'termination_at' | 'termination_min_version'>): TlsTerminationModule | null {
+  if (row.termination_at === null) return null;
+  return {
+    enabled: Number(row.termination_enabled) === 1,
+    terminateAt: row.termination_at === 'edge' ? 'edge' : 'upstream',
+    minVersion: (row.termination_min_version || null) as TlsTerminationModule['minVersion'],
+  };
 }
 
 async function backendMissingOr<T>(write: Promise<T>): Promise<T | BackendMissing> {
@@ -154,6 +210,7 @@ function toEdge(row: Row, accountId: string): TlsEdge {
     hostports: JSON.parse(row.hostports) as string[],
     backend: row.backend_id === null ? null : { enabled: Number(row.backend_enabled) === 1, backendId: row.backend_id },
     trafficPolicy: row.policy_value === null ? null : { enabled: Number(row.policy_enabled) === 1, value: row.policy_value },
+    tlsTermination: terminationOfRow(row),
     createdAt: row.created_at,
   };
 }

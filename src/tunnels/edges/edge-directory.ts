@@ -15,6 +15,8 @@ export interface ResolvedEdge {
   /** The labels of the enabled backend's tunnel group; null without an enabled backend. */
   readonly labels: Readonly<Record<string, string>> | null;
   readonly policy: ConnectionPolicy;
+  /** The enabled tls_termination module's, when it terminates at the edge; else null (passthrough). */
+  readonly termination: { readonly minVersion: string | null } | null;
 }
 
 interface Cached {
@@ -64,6 +66,7 @@ export class EdgeDirectory {
       hostport: route.hostport,
       labels: route.backend?.enabled ? route.backend.labels : null,
       policy: route.policy?.enabled ? this.compiled(route.policy.value) : NO_POLICY,
+      termination: route.tlsTermination?.enabled && route.tlsTermination.terminateAt === 'edge' ? { minVersion: route.tlsTermination.minVersion } : null,
     };
   }
 

@@ -35,6 +35,7 @@ export class EdgeRouting implements EdgeResolver {
     return {
       edgeId: edge.edgeId,
       policy: edge.policy,
+      termination: edge.termination,
       // the URL as public URLs are written (TUNNELS.md §1): the scheme's default port left out
       endpoint: { url: publicUrl('tls', host, port), addr: edge.hostport, host, id: edge.edgeId, protocol: 'tls', port: port || tlsPort },
       backend: {

@@ -1,3 +1,4 @@
+import type { TlsTermination } from '../registry.js';
 // One record per public connection: its id, where it went, and the log line and metrics at its end.
 import type { Server, Socket } from 'node:net';
 import { newBareId } from '../../domain/ids.js';
@@ -36,6 +37,8 @@ export class PublicConnection {
   readonly policyErrors: string[] = [];
   /** The HTTP phases' actions taken on its requests, in order (`on_http_request:add-headers`). */
   readonly policyActions: string[] = [];
+  /** Set by a `terminate-tls` action of the policy: burrow terminates TLS with these settings. */
+  termination: TlsTermination | undefined;
   private ended = false;
 
   constructor(

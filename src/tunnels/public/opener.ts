@@ -20,6 +20,8 @@ export interface StreamKind {
 export const KINDS = {
   tcp: { proto: 'tcp', edgeType: '1', passthroughTls: false },
   tls: { proto: 'tls', edgeType: '2', passthroughTls: true },
+  /** A TLS edge or endpoint whose TLS burrow terminated: the agent gets the plaintext. */
+  tlsTerminated: { proto: 'tls', edgeType: '2', passthroughTls: false },
   // http and https endpoints are both HTTPS-edge traffic at ngrok (EdgeType 3); the agent gets
   // plain HTTP either way, Proto tells it which scheme the client used.
   https: { proto: 'https', edgeType: '3', passthroughTls: false },

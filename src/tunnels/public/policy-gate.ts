@@ -1,8 +1,9 @@
 // TUNNELS.md §5: the IP restriction, then the traffic policy, on every public connection before
 // anything reaches the agent. A closed connection never gets a proxy stream.
-import type { PolicyConnection, PolicyEndpoint } from '../../domain/policy/index.js';
+import type { PolicyConnection, PolicyEndpoint, TerminateTlsOutcome } from '../../domain/policy/index.js';
 import { evaluateConnection, type ConnectionPolicy } from '../../domain/tunnels/connection-policy.js';
 import type { PublicConnection } from './connections.js';
+import type { TlsTermination } from '../registry.js';
 
 export interface PolicyMetrics {
   observePolicy(seconds: number, deniedBy: string | undefined): void;
@@ -25,6 +26,7 @@ export class PolicyGate {
       for (const rule of outcome.rules) {
         for (const action of rule.actions) {
           if (action.type === 'log') conn.policyLogs.push(action.metadata);
+          else if (action.type === 'terminate-tls') conn.termination = terminationOf(action.config);
           // TUNNELS.md §5: with enforce false a deny decision is only recorded: here, in the log line
           else if (action.type === 'restrict-ips' && action.action === 'deny' && !action.enforced) {
             conn.policyDryRuns.push({ rule: rule.rule, name: rule.name, action: 'restrict-ips', decision: 'deny', matched_cidr: action.matched_cidr });
@@ -44,6 +46,16 @@ export class PolicyGate {
     this.metrics?.observePolicy(seconds, action);
     return false;
   }
+}
+
+/** The terminate-tls action's settings as the TLS port applies them. */
+function terminationOf(config: TerminateTlsOutcome['config']): TlsTermination {
+  const cas = config.mutual_tls_certificate_authorities;
+  return {
+    minVersion: config.min_version,
+    maxVersion: config.max_version,
+    ...(cas.length > 0 ? { mutualTls: { cas, strategy: config.mutual_tls_verification_strategy } } : {}),
+  };
 }
 
 /** What the policy's conn.*, endpoint.* and time.* read for a public connection. */

@@ -3,8 +3,9 @@
 // hostport goes to its backend; anything else gets unrecognized_name.
 import net from 'node:net';
 import tls from 'node:tls';
-import type { EdgeResolver, EdgeRoute, HostRoutes, TunnelChoice } from '../registry.js';
+import type { EdgeResolver, EdgeRoute, HostRoutes, TlsTermination, TunnelChoice } from '../registry.js';
 import { readClientHello, unrecognizedNameAlert } from '../tls/client-hello.js';
+import { clientCertificateAccepted } from '../tls/client-certificates.js';
 import type { ConnectionSink, PublicConnection } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import type { HttpProxy } from './http-proxy.js';
@@ -74,7 +75,10 @@ export class TlsPort {
     if (edge) {
       conn.edgeId = edge.edgeId;
       if (!this.options.gate.admit(conn, edge.policy, edge.endpoint) || !this.withinLimits(conn, edge.edgeId)) return void socket.destroy();
-      this.passthrough(socket, hello.buffered, conn, edge.backend);
+      // a terminate-tls action of the edge's policy wins over its module
+      const termination = conn.termination ?? edge.termination;
+      if (termination) await this.terminateToTunnel(socket, hello.buffered, conn, sni!, edge.backend, termination);
+      else this.passthrough(socket, hello.buffered, conn, edge.backend);
       return;
     }
     if (sni !== undefined && (await this.toEndpoint(socket, hello.buffered, conn, sni, true))) return;
@@ -94,6 +98,7 @@ export class TlsPort {
     if (passthrough) {
       conn.endpointId = passthrough.endpointId;
       if (!this.options.gate.admit(conn, passthrough.policy, endpointOfPool(passthrough)) || !this.withinLimits(conn, passthrough.endpointId)) socket.destroy();
+      else if (conn.termination) await this.terminateToTunnel(socket, clientHello, conn, sni, passthrough, conn.termination);
       else this.passthrough(socket, clientHello, conn, passthrough);
       return true;
     }
@@ -127,18 +132,50 @@ export class TlsPort {
   }
 
   private async terminate(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, admittedUrl: string, ownName: boolean): Promise<void> {
+    const termination = conn.termination;
+    const secure = await this.handshake(socket, clientHello, conn, sni, ownName, { ALPNProtocols: ['http/1.1'], ...clientCertificateRequest(termination) });
+    if (!secure) return;
+    // terminate-tls on an https endpoint: its versions and client certificates, checked before any request is read
+    if (termination) secure.once('secure', () => void (accepted(secure, conn, termination) || secure.destroy()));
+    this.options.https.adopt(secure, conn, admittedUrl);
+    this.options.https.server.emit('connection', secure);
+  }
+
+  /**
+   * HTTP-POLICY.md §5 (and the tls endpoints' termination): TLS ends here, with the certificate
+   * served for the name, and the tunnel gets the plaintext once the handshake is done.
+   */
+  private async terminateToTunnel(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, choice: TunnelChoice, termination: TlsTermination): Promise<void> {
+    // a name burrow serves (its own endpoint or edge hostport): an ACME certificate may be ordered for it
+    const secure = await this.handshake(socket, clientHello, conn, sni, true, clientCertificateRequest(termination));
+    if (!secure) return;
+    secure.once('secure', () => {
+      if (!accepted(secure, conn, termination)) return void secure.destroy();
+      const opened = this.options.opener.open(choice, KINDS.tlsTerminated, socket);
+      if (!opened) {
+        conn.outcome = 'no_tunnel';
+        return void secure.destroy();
+      }
+      conn.verdict = 'allowed';
+      conn.tunnelId = opened.tunnel.id;
+      splice(secure, opened.stream, () => {});
+    });
+  }
+
+  /** The server side of a TLS handshake over `socket`, bounded in time; undefined when no certificate. */
+  private async handshake(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, ownName: boolean, options: tls.TLSSocketOptions): Promise<tls.TLSSocket | undefined> {
     let secureContext: tls.SecureContext;
     try {
       secureContext = await this.options.certificates.contextFor(sni, ownName);
     } catch {
       conn.outcome = 'certificate';
       socket.destroy();
-      return;
+      return undefined;
     }
-    if (socket.destroyed) return;
+    if (socket.destroyed) return undefined;
     // The TLS socket reads what the raw socket has buffered first: the ClientHello goes back there.
     socket.unshift(clientHello);
-    const secure = new tls.TLSSocket(socket, { isServer: true, secureContext, ALPNProtocols: ['http/1.1'] });
+    const secure = new tls.TLSSocket(socket, { ...options, isServer: true, secureContext });
     const timer = setTimeout(() => secure.destroy(), HANDSHAKE_TIMEOUT_MS);
     secure.once('secure', () => clearTimeout(timer));
     secure.once('close', () => {
@@ -146,7 +183,37 @@ export class TlsPort {
       socket.destroy();
     });
     secure.on('error', () => secure.destroy());
-    this.options.https.adopt(secure, conn, admittedUrl);
-    this.options.https.server.emit('connection', secure);
+    return secure;
   }
+}
+
+/** Asks for a client certificate when mutual TLS is on; verified by `accepted`, against the policy's CAs. */
+function clientCertificateRequest(termination: TlsTermination | undefined): tls.TLSSocketOptions {
+  return termination?.mutualTls ? { requestCert: true, rejectUnauthorized: false } : {};
+}
+
+/**
+ * Node's secure contexts are shared per certificate, so the version range and the client
+ * certificate are checked once the handshake is done, before any byte goes further.
+ */
+function accepted(secure: tls.TLSSocket, conn: PublicConnection, termination: TlsTermination): boolean {
+  const protocol = secure.getProtocol();
+  if (!meetsMinimum(protocol, termination.minVersion) || (termination.maxVersion !== undefined && !meetsMinimum(termination.maxVersion, protocol))) {
+    conn.outcome = 'tls_version';
+    return false;
+  }
+  const mutual = termination.mutualTls;
+  if (mutual && !clientCertificateAccepted(secure, mutual.cas, mutual.strategy)) {
+    conn.outcome = 'client_certificate';
+    return false;
+  }
+  return true;
+}
+
+const PROTOCOL_RANK: Readonly<Record<string, number>> = { TLSv1: 0, 'TLSv1.1': 1, 'TLSv1.2': 2, 'TLSv1.3': 3, '1.0': 0, '1.1': 1, '1.2': 2, '1.3': 3 };
+
+/** Whether the negotiated protocol (`TLSv1.2`…) is at least `minimum` (`1.2`…, or null: any Node agreed to). */
+function meetsMinimum(negotiated: string | null, minimum: string | null): boolean {
+  if (minimum === null) return true;
+  return negotiated !== null && (PROTOCOL_RANK[negotiated] ?? -1) >= (PROTOCOL_RANK[minimum] ?? 99);
 }

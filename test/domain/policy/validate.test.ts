@@ -335,7 +335,7 @@ const cases: Case[] = [
   // ---- Action types: ERR_NGROK_2201 / 2202 ---------------------------------------------------
   { name: 'an unknown action type', doc: action('type: explode'), code: 'ERR_NGROK_2201', msg: ['"explode"'] },
   { name: 'an action type in the wrong case', doc: action('type: Deny'), code: 'ERR_NGROK_2201', msg: ['did you mean "deny"'] },
-  ...['redirect', 'custom-response', 'rate-limit', 'add-headers', 'set-vars', 'terminate-tls', 'url-rewrite', 'basic-auth'].map(
+  ...['redirect', 'custom-response', 'rate-limit', 'add-headers', 'set-vars', 'url-rewrite', 'basic-auth'].map(
     (type): Case => ({ name: `the HTTP/other-phase action ${type}`, doc: action(`type: ${type}`), code: 'ERR_NGROK_2202', msg: [type] }),
   ),
   {

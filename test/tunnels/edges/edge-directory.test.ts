@@ -36,7 +36,7 @@ test('an edge resolves with its enabled backend labels and compiled policy', asy
     accountId: 'acct_1',
     hostport: 'app.example.com:443',
     backend: { enabled: true, groupId: 'bkdtg_1', labels: { env: 'prod' } },
-    policy: { enabled: true, value: DENY },
+    policy: { enabled: true, value: DENY }, tlsTermination: null,
   });
   const edge = await directory.resolve('App.Example.com');
   assert.deepEqual(edge?.labels, { env: 'prod' });
@@ -50,7 +50,7 @@ test('disabled modules route nowhere and apply no policy', async () => {
     accountId: 'acct_1',
     hostport: 'app.example.com:443',
     backend: { enabled: false, groupId: 'bkdtg_1', labels: { env: 'prod' } },
-    policy: { enabled: false, value: DENY },
+    policy: { enabled: false, value: DENY }, tlsTermination: null,
   });
   const edge = await directory.resolve('app.example.com');
   assert.equal(edge?.labels, null);
@@ -58,7 +58,7 @@ test('disabled modules route nowhere and apply no policy', async () => {
 });
 
 test('lookups are cached for at most the TTL, then a change is seen', async () => {
-  const { state, directory } = setup({ edgeId: 'edgtls_1', accountId: 'acct_1', hostport: 'app.example.com:443', backend: null, policy: null });
+  const { state, directory } = setup({ edgeId: 'edgtls_1', accountId: 'acct_1', hostport: 'app.example.com:443', backend: null, policy: null, tlsTermination: null });
   await directory.resolve('app.example.com');
   await directory.resolve('app.example.com');
   assert.equal(state.lookups, 1);
@@ -72,14 +72,14 @@ test('lookups are cached for at most the TTL, then a change is seen', async () =
 test('an unknown host is cached too, and a new edge is found after the TTL', async () => {
   const { state, directory } = setup(undefined);
   assert.equal(await directory.resolve('app.example.com'), undefined);
-  state.route = { edgeId: 'edgtls_1', accountId: 'acct_1', hostport: 'app.example.com:443', backend: null, policy: null };
+  state.route = { edgeId: 'edgtls_1', accountId: 'acct_1', hostport: 'app.example.com:443', backend: null, policy: null, tlsTermination: null };
   assert.equal(await directory.resolve('app.example.com'), undefined);
   state.now += EDGE_CACHE_TTL_MS + 1;
   assert.equal((await directory.resolve('app.example.com'))?.edgeId, 'edgtls_1');
 });
 
 test('a stored policy that does not compile denies (fail closed)', async () => {
-  const { directory } = setup({ edgeId: 'edgtls_1', accountId: 'acct_1', hostport: 'app.example.com:443', backend: null, policy: { enabled: true, value: 'not: [a policy' } });
+  const { directory } = setup({ edgeId: 'edgtls_1', accountId: 'acct_1', hostport: 'app.example.com:443', backend: null, policy: { enabled: true, value: 'not: [a policy' }, tlsTermination: null });
   const edge = await directory.resolve('app.example.com');
   assert.equal(evaluateConnection(edge!.policy, connection).allowed, false);
 });

@@ -7,8 +7,8 @@ import { TunnelRegistry } from '../../../src/tunnels/registry.js';
 
 test("an edge's endpoint.url is written as public URLs are: the default port 443 left out (TUNNELS.md §1)", async () => {
   const routes: EdgeRoute[] = [
-    { edgeId: 'edgtls_1', accountId: 'acct_1', hostport: 'app.example.com:443', backend: null, policy: null },
-    { edgeId: 'edgtls_2', accountId: 'acct_1', hostport: 'alt.example.com:8443', backend: null, policy: null },
+    { edgeId: 'edgtls_1', accountId: 'acct_1', hostport: 'app.example.com:443', backend: null, policy: null, tlsTermination: null },
+    { edgeId: 'edgtls_2', accountId: 'acct_1', hostport: 'alt.example.com:8443', backend: null, policy: null, tlsTermination: null },
   ];
   const reader: EdgeRouteReader = { findEdgeByHost: async (host) => routes.find((route) => route.hostport.startsWith(`${host}:`)) };
   const edges = new EdgeRouting(reader, new TunnelRegistry(), 25, createLogger('silent'), 8443);
