@@ -37,7 +37,8 @@ export class ReservedAddrService {
     const ports = this.settings.tcpPorts;
     const total = portCount(ports);
     if (total === 0) throw errors.noFreeAddress('this server serves no TCP addresses (EDGE_TCP_PORTS is empty).');
-    const unavailable = await this.repository.unavailablePorts(caller.accountId);
+    // a port any tunnel holds (the caller's own too: its bind would then be 334) is not free
+    const unavailable = await this.repository.unavailablePorts();
     // from a random offset, so that reserved ports do not pile up at the start of the range
     const start = randomBytes(4).readUInt32BE(0) % total;
     for (let step = 0, attempts = 0; step < total && attempts < INSERT_ATTEMPTS; step++) {

@@ -70,8 +70,8 @@ export interface ReservedAddrRepository {
   listPage(accountId: string, page: Page): Promise<PageOf<ReservedAddr>>;
   update(accountId: string, id: string, changes: ReservedAddrChanges): Promise<ReservedAddr | undefined>;
   delete(accountId: string, id: string): Promise<boolean>;
-  /** Ports no new reservation of the account may take: reserved by anyone, or bound now by another account. */
-  unavailablePorts(accountId: string): Promise<ReadonlySet<number>>;
+  /** Ports no new reservation may take: reserved by anyone, or bound now by any tunnel. */
+  unavailablePorts(): Promise<ReadonlySet<number>>;
   /** The account holding each of `ports` that is reserved. */
   owners(ports: readonly number[]): Promise<ReadonlyMap<number, string>>;
   /** Every reserved port, of any account. */

@@ -49,7 +49,7 @@ export class SqlReservedAddrRepository implements ReservedAddrRepository {
       delete: store.prepare(db.deleteFrom('reserved_addrs').where('id', '=', param('id')).where('account_id', '=', param('account'))),
       reserved: store.prepare(db.selectFrom('reserved_addrs').select('port')),
       // claims of TCP ports are keyed `tcp:<port>` (binds.ts claimKey)
-      boundByOthers: store.prepare(db.selectFrom('tunnel_claims').select('key').where('key', 'like', 'tcp:%').where('account_id', '<>', param('account'))),
+      bound: store.prepare(db.selectFrom('tunnel_claims').select('key').where('key', 'like', 'tcp:%')),
     };
   }
 
@@ -84,9 +84,9 @@ export class SqlReservedAddrRepository implements ReservedAddrRepository {
     return (await this.statements.delete.run({ account: accountId, id })) > 0;
   }
 
-  async unavailablePorts(accountId: string): Promise<ReadonlySet<number>> {
+  async unavailablePorts(): Promise<ReadonlySet<number>> {
     const taken = await this.reservedPorts();
-    const claims = await this.statements.boundByOthers.all({ account: accountId });
+    const claims = await this.statements.bound.all({});
     return new Set([...taken, ...claims.map((claim) => Number(claim.key.slice(4)))]);
   }
 

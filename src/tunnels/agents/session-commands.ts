@@ -9,7 +9,7 @@ import type { AgentSessions } from './agent-sessions.js';
  * this grace: the app's stop handler runs after the SDK's reply, and an SDK session that reads
  * our GOAWAY before the app called `close()` would take it for an outage and reconnect.
  */
-const STOPPED_GRACE_MS = 300;
+const STOPPED_GRACE_MS = 600;
 
 /**
  * Delivers Stop / Restart / Update to agents. The REST API may run on another instance, so it
