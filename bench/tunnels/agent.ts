@@ -54,6 +54,7 @@ async function bind(session: ngrok.Session, endpoint: AgentEndpoint): Promise<st
   } else {
     const builder = session.httpEndpoint().scheme('HTTP');
     if (endpoint.domain) builder.domain(endpoint.domain);
+    if (endpoint.policy) builder.trafficPolicy(endpoint.policy);
     listener = await builder.listenAndForward(endpoint.forward);
   }
   return listener.url() ?? `labeled:${endpoint.name}`;

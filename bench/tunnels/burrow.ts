@@ -126,12 +126,15 @@ export async function createTlsEdge(plane: BurrowDataPlane): Promise<{ edgeId: s
 }
 
 /** The main agent's endpoints: one per local server, the policy endpoint, the edge's labeled tunnel. */
-export function agentEndpoints(local: LocalServers, policy: string | undefined, edge: boolean): AgentEndpoint[] {
+export function agentEndpoints(local: LocalServers, policy: string | undefined, edge: boolean, httpPolicy?: string): AgentEndpoint[] {
   const tcp = `tcp://127.0.0.1:${portOf(local.tcp)}`;
   const tls = `tcp://127.0.0.1:${portOf(local.tls)}`;
+  const http = `http://127.0.0.1:${portOf(local.http)}`;
   return [
     { name: 'tcp', kind: 'tcp', forward: tcp },
-    { name: 'http', kind: 'http', forward: `http://127.0.0.1:${portOf(local.http)}` },
+    { name: 'http', kind: 'http', forward: http },
+    // the same endpoint with the ten-rule on_http_request policy (http-policy scenario)
+    ...(httpPolicy ? [{ name: 'http-policy', kind: 'http' as const, forward: http, policy: httpPolicy }] : []),
     ...(policy
       ? [
           { name: 'tcp-policy', kind: 'tcp' as const, forward: tcp, policy },
@@ -146,14 +149,16 @@ export function agentEndpoints(local: LocalServers, policy: string | undefined, 
 }
 
 /** burrow's routes, from the URLs the agent printed. */
-export function burrowRoutes(plane: BurrowDataPlane, agent: Agent, urls: Record<string, string>): { path: Path; tcpPolicy?: Route; tcpDeny?: Route; tlsEndpoint?: Route; tlsEdge?: Route } {
+export function burrowRoutes(plane: BurrowDataPlane, agent: Agent, urls: Record<string, string>): { path: Path; tcpPolicy?: Route; tcpDeny?: Route; httpPolicy?: Route; tlsEndpoint?: Route; tlsEdge?: Route } {
   const pids = [plane.server.pid, agent.child.pid];
   const tcpRoute = (url: string | undefined): Route | undefined => {
     if (!url) return undefined;
     const parsed = new URL(url);
     return { host: parsed.hostname, port: Number(parsed.port), pids };
   };
-  const http = urls.http ? { host: '127.0.0.1', port: plane.httpPort, hostHeader: new URL(urls.http).hostname, pids } : undefined;
+  const httpRoute = (url: string | undefined): Route | undefined => (url ? { host: '127.0.0.1', port: plane.httpPort, hostHeader: new URL(url).hostname, pids } : undefined);
+  const http = httpRoute(urls.http);
+  const httpPolicy = httpRoute(urls['http-policy']);
   const tls = (servername: string): Route => ({ host: '127.0.0.1', port: plane.tlsPort, servername, pids });
   const tcp = tcpRoute(urls.tcp);
   const tcpPolicy = tcpRoute(urls['tcp-policy']);
@@ -162,6 +167,7 @@ export function burrowRoutes(plane: BurrowDataPlane, agent: Agent, urls: Record<
     path: { name: 'burrow', ...(tcp ? { tcp } : {}), ...(http ? { http } : {}) },
     ...(tcpPolicy ? { tcpPolicy } : {}),
     ...(tcpDeny ? { tcpDeny } : {}),
+    ...(httpPolicy ? { httpPolicy } : {}),
     ...(urls.tls ? { tlsEndpoint: tls(TLS_ENDPOINT_HOST) } : {}),
     ...(urls.edge ? { tlsEdge: tls(TLS_EDGE_HOST) } : {}),
   };
@@ -177,4 +183,22 @@ export async function burrowMemory(plane: BurrowDataPlane): Promise<string> {
   } catch (error) {
     return `memory unknown (${(error as Error).message})`;
   }
+}
+
+/** The id of the endpoint behind `url` (GET /endpoints), for the traffic inspector's routes. */
+export async function endpointIdOf(plane: BurrowDataPlane, url: string): Promise<string | undefined> {
+  const listed = await api<{ endpoints: { id: string; url: string }[] }>({ baseUrl: plane.server.baseUrl, apiKey: plane.apiKey }, 'GET', '/endpoints');
+  return listed.status === 200 ? listed.body.endpoints.find((e) => e.url === url)?.id : undefined;
+}
+
+/** PATCH /traffic_inspection: the account's capture (CONSOLE.md §2). */
+export async function setCapture(plane: BurrowDataPlane, capture: 'off' | 'heads' | 'bodies'): Promise<void> {
+  const answer = await api({ baseUrl: plane.server.baseUrl, apiKey: plane.apiKey }, 'PATCH', '/traffic_inspection', { body: { capture } });
+  if (answer.status !== 200) throw new Error(`PATCH /traffic_inspection answered ${answer.status}: ${answer.text.slice(0, 200)}`);
+}
+
+/** How many requests of the endpoint the traffic inspector holds (at most one page of 100: enough to tell none from some). */
+export async function capturedRequests(plane: BurrowDataPlane, endpointId: string): Promise<number> {
+  const listed = await api<{ requests: unknown[] }>({ baseUrl: plane.server.baseUrl, apiKey: plane.apiKey }, 'GET', `/endpoints/${endpointId}/requests?limit=100`);
+  return listed.status === 200 ? listed.body.requests.length : NaN;
 }

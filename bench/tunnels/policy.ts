@@ -32,3 +32,30 @@ export function benchPolicy(): { document: string; longLists: number; bytes: num
   }
   throw new Error('unreachable: a policy without long lists fits');
 }
+
+/**
+ * The http-policy scenario's traffic policy (issue 24): ten on_http_request rules that all run
+ * for the bench's GET (add-headers, remove-headers, basic-auth, a rate-limit no load reaches,
+ * a regex expression), so the figure is the engine's cost per request with nothing refused.
+ */
+export const HTTP_POLICY_RULES = 10;
+export const BENCH_BASIC_AUTH = { user: 'bench', password: 'bench-password' };
+/** What every request of the scenario carries, through both endpoints alike. */
+export const HTTP_POLICY_HEADERS = {
+  authorization: `Basic ${Buffer.from(`${BENCH_BASIC_AUTH.user}:${BENCH_BASIC_AUTH.password}`).toString('base64')}`,
+  'x-bench-tier': 'gold',
+};
+
+export function benchHttpPolicy(): string {
+  const rules: Record<string, unknown>[] = [
+    { name: 'regex on the path', expressions: ["req.url.path.matches('^/[a-z0-9]*$')"], actions: [{ type: 'add-headers', config: { headers: { 'x-path-ok': 'yes' } } }] },
+    { name: 'basic auth', actions: [{ type: 'basic-auth', config: { realm: 'bench', credentials: [`${BENCH_BASIC_AUTH.user}:${BENCH_BASIC_AUTH.password}`] } }] },
+    { name: 'rate limit', actions: [{ type: 'rate-limit', config: { name: 'bench', algorithm: 'sliding_window', capacity: 1_000_000_000, rate: '60s', bucket_key: ['${conn.client_ip}'] } }] },
+    { name: 'drop the tier header', expressions: ["'x-bench-tier' in req.headers"], actions: [{ type: 'remove-headers', config: { headers: ['x-bench-tier'] } }] },
+    { name: 'method', expressions: ["req.method == 'GET'"], actions: [{ type: 'add-headers', config: { headers: { 'x-method': '${req.method}' } } }] },
+  ];
+  for (let i = rules.length + 1; i <= HTTP_POLICY_RULES; i++) {
+    rules.push({ name: `header ${i}`, expressions: ['conn.client_port > 0'], actions: [{ type: i % 2 === 0 ? 'add-headers' : 'remove-headers', config: i % 2 === 0 ? { headers: { [`x-bench-${i}`]: '${conn.client_ip}' } } : { headers: [`x-absent-${i}`] } }] });
+  }
+  return JSON.stringify({ on_http_request: rules });
+}

@@ -34,15 +34,16 @@ export function probeEcho(route: Route): Promise<string | undefined> {
   });
 }
 
-export function probeHttp(route: Route, expectedBody: string): Promise<string | undefined> {
+/** `expectedStatus` other than 200: the body is not compared (a policy's refusal). */
+export function probeHttp(route: Route, expectedBody: string, headers: Record<string, string> = {}, expectedStatus = 200): Promise<string | undefined> {
   return new Promise((resolve) => {
     const request = http.get(
-      { host: route.host, port: route.port, path: '/', headers: route.hostHeader ? { host: route.hostHeader } : {}, timeout: TIMEOUT_MS, agent: false },
+      { host: route.host, port: route.port, path: '/', headers: { ...headers, ...(route.hostHeader ? { host: route.hostHeader } : {}) }, timeout: TIMEOUT_MS, agent: false },
       (response) => {
         let body = '';
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => (body += chunk));
-        response.on('end', () => resolve(response.statusCode === 200 && body === expectedBody ? undefined : `answered ${response.statusCode}: ${body.slice(0, 120).trim()}`));
+        response.on('end', () => resolve(response.statusCode === expectedStatus && (expectedStatus !== 200 || body === expectedBody) ? undefined : `answered ${response.statusCode}: ${body.slice(0, 120).trim()}`));
       },
     );
     request.on('timeout', () => request.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)));

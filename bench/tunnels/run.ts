@@ -8,12 +8,13 @@ import { analysePerf, PERF_NODE_FLAGS, perfUsable, recordPerf } from '../perf-pr
 import { memoryOf } from '../procfs.js';
 import { BURROW_LOG_LEVEL, type ServerChild } from '../processes.js';
 import { fmt, heading, table, targetsTable, type Target } from '../report.js';
-import { agentEndpoints, burrowMemory, burrowRoutes, createTlsEdge, startAgent, startBurrowDataPlane, type Agent } from './burrow.js';
+import { agentEndpoints, burrowMemory, burrowRoutes, capturedRequests, createTlsEdge, endpointIdOf, setCapture, startAgent, startBurrowDataPlane, type Agent } from './burrow.js';
+import { captureScenario, httpPolicyScenario, probeHttpPolicy } from './http-features.js';
 import { makeSelfSignedCert } from './certs.js';
 import { idleSessionsScenario } from './idle.js';
 import { SMALL_BODY } from './wire.js';
 import { directPath, portOf, route, startLocaltunnel, startLocalServers, startTcpRelay, startTlsRelayPair, type Path, type Route } from './paths.js';
-import { benchPolicy, POLICY_RULES } from './policy.js';
+import { benchHttpPolicy, benchPolicy, POLICY_RULES } from './policy.js';
 import { probeEcho, probeHttp } from './probe.js';
 import {
   bulkScenario, connectionsScenario, httpScenario, policyScenario, streamsScenario, tlsEdgeScenario, verdictOf,
@@ -66,7 +67,8 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
   const policy = wants('policy') ? benchPolicy() : undefined;
   const describePolicy = policy ? `a ${POLICY_RULES}-rule on_tcp_connect policy (${policy.longLists} CIDR lists of 1,000 entries: as many as 64 KiB holds; ${(policy.bytes / 1024).toFixed(0)} KiB)` : '';
   log('connecting the SDK agent (its own process) …');
-  const { agent, ready } = await startAgent(plane, 'agent', { endpoints: agentEndpoints(local, policy?.document, 'edgeId' in edge) });
+  const httpPolicy = wants('http-policy') ? benchHttpPolicy() : undefined;
+  const { agent, ready } = await startAgent(plane, 'agent', { endpoints: agentEndpoints(local, policy?.document, 'edgeId' in edge, httpPolicy) });
   for (const [name, message] of Object.entries(ready.errors ?? {})) {
     out(`burrow: the agent's ${name} bind was refused — ${message}`);
     missing.set(name === 'edge' ? 'tls edge' : name === 'tls' ? 'tls endpoint' : name, `bind refused: ${message}`);
@@ -113,6 +115,20 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
       missing.set('tcp-policy', why);
       out(`burrow (policy): left out — ${why}`);
     } else lanes.tcpPolicy = burrow.tcpPolicy;
+  }
+  if (burrow.httpPolicy) {
+    const problem = await probeHttpPolicy(burrow.httpPolicy);
+    if (problem === undefined) lanes.httpPolicy = burrow.httpPolicy;
+    else {
+      missing.set('http-policy', `the policy endpoint ${problem}`);
+      out(`burrow (http-policy): left out — the policy endpoint ${problem}`);
+    }
+    probed.push(`burrow/http-policy ${problem === undefined ? 'ok' : 'FAILED'}`);
+  }
+  if (wants('capture') && ready.urls?.http) {
+    const endpointId = await endpointIdOf(plane, ready.urls.http);
+    if (endpointId === undefined) missing.set('capture', 'GET /endpoints did not list the http endpoint (no traffic inspection in this build?)');
+    else lanes.capture = { set: (capture) => setCapture(plane, capture), captured: () => capturedRequests(plane, endpointId) };
   }
   log(`probes: ${probed.join(', ')}`);
 
@@ -163,6 +179,8 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
       'http-close': async () => (await freshLocaltunnel(), httpScenario(tools, lanes, 'http-close')),
       'tls-edge': () => tlsEdgeScenario(tools, lanes),
       policy: () => policyScenario(tools, lanes, describePolicy),
+      'http-policy': () => httpPolicyScenario(tools, lanes),
+      capture: () => captureScenario(tools, lanes),
       streams: () => streamsScenario(tools, lanes, plane.server.pid),
       'idle-sessions': () => idleSessionsScenario(tools, plane, `http://127.0.0.1:${portOf(local.http)}`),
     };
@@ -191,7 +209,7 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
     out(summary);
   }
   const judged = targets.filter((t) => t.judged);
-  out(heading('targets (issue 29): burrow against the path that does the same work without it; a miss fails the run'));
+  out(heading('targets (issues 29, 24): burrow against the path that does the same work without it, the ten-rule HTTP policy against none; a miss fails the run'));
   out(targetsTable(judged));
   out(heading('also checked, reported only'));
   out(table([['check', 'goal', 'measured', 'result'], ...targets.filter((t) => !t.judged).map((t) => [t.name, t.goal, t.measured, verdictOf(t)])]));

@@ -17,11 +17,21 @@ export interface Lanes {
   tls: Map<string, Route>;
   /** burrow's TCP endpoint with the 25-rule policy. */
   tcpPolicy?: Route;
+  /** burrow's http endpoint with the ten-rule on_http_request policy (same local server as `http`'s). */
+  httpPolicy?: Route;
+  /** The account's capture switch and the plain http endpoint's captured requests (traffic inspector). */
+  capture?: CaptureControl;
   /** Why a burrow route is missing (the probe's answer, a refused bind, no tunnel groups). */
   missing: Map<string, string>;
   localPids: { tcp: number; http: number; tls: number };
   /** pid → what it is (burrow, agent, local server …), for the CPU split. */
   processNames: Map<number, string>;
+}
+
+export interface CaptureControl {
+  set(capture: 'off' | 'heads'): Promise<void>;
+  /** Requests the inspector holds for burrow's http endpoint (up to 100). */
+  captured(): Promise<number>;
 }
 
 export interface ScenarioTools {
@@ -43,13 +53,13 @@ export interface ScenarioOutcome {
   json: Record<string, unknown>;
 }
 
-interface Lane extends Contestant {
+export interface Lane extends Contestant {
   route: Route;
 }
 
 const NO_SEED = { apiKey: '', credentialIds: [] };
 
-function lanes(routes: Map<string, Route>, localPid: number): Lane[] {
+export function lanes(routes: Map<string, Route>, localPid: number): Lane[] {
   return [...routes].map(([name, route]) => ({ name, baseUrl: `http://${route.host}:${route.port}`, seeded: NO_SEED, pid: [...route.pids, localPid], route }));
 }
 
@@ -58,7 +68,7 @@ interface SplitRun extends LoadResult {
   cpuSplit?: Record<string, number>;
 }
 
-function splitCpu(names: Map<number, string>, run: (c: Lane, seconds: number) => Promise<LoadResult>) {
+export function splitCpu(names: Map<number, string>, run: (c: Lane, seconds: number) => Promise<LoadResult>) {
   return async (c: Lane, seconds: number): Promise<SplitRun> => {
     const pids = [c.pid ?? []].flat();
     const before = pids.map(cpuSecondsOf);
@@ -85,11 +95,11 @@ export function tcpTarget(route: Route): TcpTarget {
 }
 
 /** A target that needs a burrow route that is not there: reported, and missed. */
-function unmeasured(name: string, goal: string, why: string): Target {
+export function unmeasured(name: string, goal: string, why: string): Target {
   return { name, goal, measured: `not measured: ${why}`, met: false };
 }
 
-function figuresTable(results: Record<string, Figures>, unit: string, cpuUnit: string, reference = 'direct', cpuScale = 1): string {
+export function figuresTable(results: Record<string, Figures>, unit: string, cpuUnit: string, reference = 'direct', cpuScale = 1): string {
   const ref = results[reference];
   const rows: (string | number)[][] = [['path', unit, 'spread', 'p50 ms', 'p99 ms', `CPU ${cpuUnit}`, `× ${reference}`, 'failed', 'CPU by process']];
   for (const [name, f] of Object.entries(results)) {
@@ -117,7 +127,7 @@ function ratiosTo(results: Record<string, Figures>, reference: string): Record<s
 /** Paths that are not burrow: their failures are shown, but they are not burrow's to answer for. */
 const BASELINES = new Set(['direct', 'TCP relay', 'TLS relay pair', 'localtunnel']);
 
-function failedTarget(scenario: string, results: Record<string, Figures>): Target {
+export function failedTarget(scenario: string, results: Record<string, Figures>): Target {
   const bad = Object.entries(results).filter(([, f]) => failures(f) > 0);
   return {
     name: `${scenario}: errors, timeouts, non-2xx`,
@@ -153,7 +163,7 @@ function versusBaseline(name: string, least: number, results: Record<string, Fig
   return { name, goal, measured, met: ratio >= least && failed === 0, judged: true };
 }
 
-function outcome(name: string, describe: string, body: string, targets: Target[], ratios: Record<string, number>, json: Record<string, unknown>): ScenarioOutcome {
+export function outcome(name: string, describe: string, body: string, targets: Target[], ratios: Record<string, number>, json: Record<string, unknown>): ScenarioOutcome {
   return { name, describe, text: `${body}\n${targetLines(targets)}`, targets, ratios, json };
 }
 
