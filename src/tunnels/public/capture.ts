@@ -52,9 +52,10 @@ export function captureExchange(
   conn: PublicConnection,
   req: http.IncomingMessage,
   res: http.ServerResponse,
+  /** The request's policy actions, filled in as they are taken. */
+  actions: readonly string[],
 ): (chunk: Buffer) => void {
   const started = performance.now();
-  const actionsFrom = conn.policyActions.length;
   const limit = settings.capture === 'bodies' ? settings.bodyLimitBytes : 0;
   const requestBody = new BodyTap(limit);
   const responseBody = new BodyTap(limit);
@@ -83,7 +84,7 @@ export function captureExchange(
         clientIp: plainIp(conn.socket.remoteAddress ?? ''),
         requestHeaders: pairs(req.rawHeaders),
         responseHeaders: res.headersSent ? sentHeaders(res) : [],
-        actions: conn.policyActions.slice(actionsFrom),
+        actions: [...actions],
         requestBody: bodies ? requestBody.body() : undefined,
         responseBody: bodies ? responseBody.body() : undefined,
       } satisfies Exchange,

@@ -6,6 +6,9 @@ import type { Logger } from '../../observability/logger.js';
 import { serverEndOf } from './local-end.js';
 import { formatAddress, type Address } from './proxy-proto.js';
 
+/** The most entries each policy list of a connection keeps for its log line. */
+const MAX_POLICY_ENTRIES = 64;
+
 export type PublicProto = 'tcp' | 'tls' | 'http' | 'https';
 /** allowed: carried to an agent; denied: closed by a policy; unrouted: no endpoint, edge or live tunnel took it. */
 export type Verdict = 'allowed' | 'denied' | 'unrouted';
@@ -37,9 +40,21 @@ export class PublicConnection {
   readonly policyErrors: string[] = [];
   /** The HTTP phases' actions taken on its requests, in order (`on_http_request:add-headers`). */
   readonly policyActions: string[] = [];
+  /** Entries the lists above did not take: a long keep-alive connection through HTTP phases adds some per request. */
+  policyEntriesDropped = 0;
   /** Set by a `terminate-tls` action of the policy: burrow terminates TLS with these settings. */
   termination: TlsTermination | undefined;
   private ended = false;
+
+  /**
+   * Adds to one of the connection's policy lists, which its one log line carries: HTTP phases add
+   * entries per request, so each list keeps the first MAX_POLICY_ENTRIES (every request's own line
+   * has its actions) and the rest are only counted.
+   */
+  listPolicy<T>(list: T[], entry: T): void {
+    if (list.length < MAX_POLICY_ENTRIES) list.push(entry);
+    else this.policyEntriesDropped++;
+  }
 
   constructor(
     /** tls until the TLS port terminates it as https. */
@@ -118,6 +133,7 @@ export class ConnectionSink {
         ...(conn.policyDryRuns.length > 0 ? { policy_not_enforced: conn.policyDryRuns } : {}),
         ...(conn.policyErrors.length > 0 ? { policy_errors: conn.policyErrors } : {}),
         ...(conn.policyActions.length > 0 ? { policy_actions: conn.policyActions } : {}),
+        ...(conn.policyEntriesDropped > 0 ? { policy_entries_dropped: conn.policyEntriesDropped } : {}),
         ...(conn.outcome ? { outcome: conn.outcome } : {}),
         ...(conn.proto === 'http' || conn.proto === 'https' ? { requests: conn.requests } : {}),
         bytes_in: bytesIn,

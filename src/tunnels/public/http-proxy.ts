@@ -142,7 +142,7 @@ export class HttpProxy {
       closeAfter(previous, req.socket);
       return;
     }
-    const observeBody = this.capture(state, pool, req, res);
+    const observeBody = this.capture(state, pool, req, res, actions);
     const program = httpProgram(pool.policy);
     const policed = hasHttpPhases(program);
     // The client's last request (Connection: close, or HTTP/1.0): the answer is the rest of the
@@ -199,7 +199,7 @@ export class HttpProxy {
    * Taps the request for the traffic inspector when its account captures (one cached lookup
    * otherwise); returns the request body's observer, undefined when nothing is captured.
    */
-  private capture(state: ConnState, pool: EndpointPool, req: http.IncomingMessage, res: http.ServerResponse): ((chunk: Buffer) => void) | undefined {
+  private capture(state: ConnState, pool: EndpointPool, req: http.IncomingMessage, res: http.ServerResponse, actions: readonly string[]): ((chunk: Buffer) => void) | undefined {
     const inspection = this.options.inspection;
     const accountId = pool.tunnels[0]?.accountId;
     if (inspection === undefined || accountId === undefined) return undefined;
@@ -209,7 +209,7 @@ export class HttpProxy {
     // a replay is recorded whatever the capture: the API answers with its id
     if (replayId !== undefined && settings.capture === 'off') settings = { ...settings, capture: 'heads' };
     if (settings.capture === 'off') return undefined;
-    return captureExchange(inspection, settings, { accountId, endpointId: pool.endpointId, id: replayId }, state.conn, req, res);
+    return captureExchange(inspection, settings, { accountId, endpointId: pool.endpointId, id: replayId }, state.conn, req, res, actions);
   }
 
   /**
