@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { validatePolicy } from '../../src/domain/policy/index.js';
 import { createTestApp, json, type TestApp } from '../helpers/app.js';
 import { CLI_ARGS } from '../helpers/server-process.js';
+import { onSqlitePassOnly } from '../helpers/stores.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'burrow-policy-'));
@@ -113,7 +114,7 @@ describe('burrow policy validate', () => {
   });
 });
 
-describe('burrow policy test', () => {
+describe('burrow policy test', { skip: onSqlitePassOnly }, () => {
   const policy = file(
     'test.yaml',
     [
