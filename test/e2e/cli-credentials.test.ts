@@ -10,6 +10,7 @@ import ngrok from '@ngrok/ngrok';
 import { parse } from 'yaml';
 import { ngrokCode, startDataPlaneServer, type DataPlaneServer } from '../helpers/data-plane.js';
 import { api, cleanupProcesses, makeTempDir, PROJECT_ROOT, runCli, type CliResult } from '../helpers/server-process.js';
+import { onSqlitePassOnly } from '../helpers/stores.js';
 
 /**
  * `burrow credentials …` and `burrow agent-config` as processes beside a running data plane: what
@@ -124,7 +125,7 @@ describe('burrow credentials', () => {
   });
 });
 
-describe('burrow agent-config', () => {
+describe('burrow agent-config', { skip: onSqlitePassOnly }, () => {
   it('prints an ngrok agent configuration for this server: address, absolute CA path, token, no update check', async () => {
     const config = parse(ok(await burrow('agent-config', '--token', 'tok_123'), 'agent-config').stdout) as Record<string, unknown>;
     assert.deepEqual(config, {
