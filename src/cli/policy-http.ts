@@ -86,7 +86,9 @@ export interface HttpTestResult {
 
 /** Runs the HTTP phases as the data plane does (http-policy.ts), with fresh rate-limit and breaker state. */
 export async function runHttpTest(program: PolicyProgram, connection: PolicyConnection, input: HttpTestInput): Promise<HttpTestResult> {
-  const { evaluateHttpRequest, evaluateHttpResponse, RateBuckets, CircuitBreakers } = await import('../domain/policy/index.js');
+  const { evaluateHttpRequest, evaluateHttpResponse, settleDecision, RateBuckets, CircuitBreakers } = await import('../domain/policy/index.js');
+  const { JwtVerifier } = await import('../domain/identity/jwt-verify.js');
+  const jwt = new JwtVerifier();
   const now = Number(connection.now);
   const context = {
     connection,
@@ -94,7 +96,8 @@ export async function runHttpTest(program: PolicyProgram, connection: PolicyConn
     buckets: new RateBuckets(),
     breakers: new CircuitBreakers(),
   };
-  const request = evaluateHttpRequest(program, context);
+  // jwt-validation fetches its key sets as the data plane does.
+  const request = await settleDecision(evaluateHttpRequest(program, context), (config, tokens) => jwt.verify(config, tokens));
   const forwarded = request.answer ? undefined : { method: input.method, target: request.target, headers: request.headers };
   const made = request.answer;
   const given = made ?? input.response;

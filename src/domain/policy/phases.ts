@@ -34,6 +34,7 @@ export const PHASES: { readonly [P in PhaseName]: PhaseDescriptor } = {
       'circuit-breaker',
       'custom-response',
       'deny',
+      'jwt-validation',
       'log',
       'rate-limit',
       'redirect',

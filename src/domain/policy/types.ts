@@ -1,4 +1,5 @@
 import type { TerminateTlsAction } from './terminate-tls.js';
+import type { JwtValidationConfig } from '../identity/jwt-config.js';
 /**
  * Public shapes of the traffic policy validator (SPEC §7.3). The validator turns a policy
  * document (a string) into either a normalized policy or the first error found in it.
@@ -63,6 +64,7 @@ export type HttpAction =
   | { type: 'basic-auth'; config: { credentials: Array<{ username: string; password: string }>; realm: string; enforce: boolean } }
   /** `secret` may interpolate; never logged nor quoted in a message. */
   | { type: 'verify-webhook'; config: { provider: string; secret: string; enforce: boolean } }
+  | { type: 'jwt-validation'; config: JwtValidationConfig }
   | {
       type: 'rate-limit';
       config: { name: string; algorithm: 'sliding_window'; capacity: number; rate: string; rateSeconds: number; bucket_key: string[] };

@@ -95,6 +95,7 @@ const HTTP_ACTION_RESULTS = {
   custom_response: { status_code: 'int' },
   compress: { already_compressed: 'bool', negotiated_algorithm: 'string' },
   verify_webhook: { verified: 'bool', provider: 'string', error: ERROR },
+  jwt_validation: { tokens: 'list<map<string, dyn>>', error: ERROR },
 } as const;
 
 export const HTTP_REQUEST_VARIABLES = {
