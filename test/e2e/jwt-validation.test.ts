@@ -185,6 +185,27 @@ describe('jwt-validation on a burrow endpoint', () => {
     assert.equal(jwks.fetches, before + 1, 'no second refetch within 30 s');
   });
 
+  test('pipelined requests are answered in order while their tokens are verified', { timeout: 30_000 }, async () => {
+    const port = server.httpPort;
+    const tokens = [await sign({ sub: 'p0' }), 'bad.token.here', await sign({ sub: 'p2' })];
+    const raw = tokens.map((t, i) => `GET /p${i} HTTP/1.1\r\nHost: ${API}:${port}\r\nAuthorization: Bearer ${t}\r\n\r\n`).join('');
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () => socket.write(raw));
+      let got = '';
+      socket.on('data', (c) => {
+        got += c.toString();
+        if ((got.match(/hello p2/g) ?? []).length === 1) {
+          socket.destroy();
+          resolve(got);
+        }
+      });
+      socket.once('error', reject);
+      setTimeout(() => reject(new Error(`timeout: ${got}`)), 20_000).unref();
+    });
+    assert.deepEqual(text.match(/HTTP\/1\.1 \d+/g), ['HTTP/1.1 200', 'HTTP/1.1 401', 'HTTP/1.1 200']);
+    assert.ok(text.indexOf('hello p0') < text.indexOf('hello p2'));
+  });
+
   test('a body token: JSON or form field on POST; a GET never carries one', { timeout: 30_000 }, async () => {
     const token = await sign({ sub: 'form' });
     const json = await send(FORM, '/json', { 'content-type': 'application/json' }, JSON.stringify({ _id_token: token, note: 'kept' }));

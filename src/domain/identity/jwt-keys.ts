@@ -60,6 +60,8 @@ export class JwksCache {
   async refreshForUnknownKid(url: string): Promise<boolean> {
     const entry = this.entry(url);
     const now = this.now();
+    // A fetch under way (another request's new kid) may bring this one too: wait for it.
+    if (entry.inflight) return entry.inflight.then(() => true);
     if (entry.kidRefetchAt !== undefined && now - entry.kidRefetchAt < JWKS_LIMITS.kidRefetchMs) return false;
     entry.kidRefetchAt = now;
     await this.refresh(url, entry);

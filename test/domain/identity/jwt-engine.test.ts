@@ -212,6 +212,17 @@ describe('the key sets', () => {
     assert.equal(provider.fetches, 2);
   });
 
+  test('concurrent requests with a new kid wait for the same refetch', async () => {
+    const { verifier, provider } = setup();
+    const prog = program(HEADER_TOKEN);
+    assert.equal((await run(prog, request(bearer(await sign())), verifier)).answer, undefined);
+    provider.keys = [rsa.jwk, other.jwk];
+    const rotated = await sign({}, { kid: 'k2', alg: 'ES256', privateKey: other.privateKey });
+    const decisions = await Promise.all([1, 2, 3].map(() => run(prog, request(bearer(rotated)), verifier)));
+    assert.deepEqual(decisions.map((d) => d.answer?.status), [undefined, undefined, undefined]);
+    assert.equal(provider.fetches, 2);
+  });
+
   test('unknown kids within 30 s share one refetch', async () => {
     const { verifier, provider, clock } = setup();
     const prog = program(HEADER_TOKEN);
