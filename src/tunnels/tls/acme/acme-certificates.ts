@@ -13,6 +13,7 @@ import type { AcmeCertificateRow, AcmeKeyType, AcmeRepository, ManagedName } fro
 import { seal, sealingKey, unseal } from '../../../domain/sealing.js';
 import type { Logger } from '../../../observability/logger.js';
 import type { CertificateSummary } from '../../../domain/certificates/inventory.js';
+import { coalescing } from '../coalescing.js';
 import { describeCertificate } from '../inventory.js';
 import { acmeClient, alpnChallengeCertificate, newAccountKey, orderCertificate } from './acme-order.js';
 
@@ -59,8 +60,7 @@ export class AcmeCertificates {
   /** The last sweep's managed names that are ordered (a wildcard only with a DNS hook). */
   private managed = new Map<string, ManagedName>();
   private readonly warnedWildcards = new Set<string>();
-  private sweeping: Promise<void> | undefined;
-  private sweepAgain = false;
+  private readonly sweepCoalesced = coalescing(() => this.sweep());
 
   constructor(private readonly options: AcmeCertificatesOptions) {
     this.key = sealingKey(options.secret, 'acme');
@@ -122,8 +122,8 @@ export class AcmeCertificates {
 
   /** Loads what is stored, then sweeps every minute. */
   async start(): Promise<void> {
-    await this.sweep();
-    this.timer = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS);
+    await this.sweepCoalesced();
+    this.timer = setInterval(() => void this.sweepCoalesced(), SWEEP_INTERVAL_MS);
     this.timer.unref();
   }
 
@@ -137,17 +137,7 @@ export class AcmeCertificates {
    * rather than at the next sweep. Calls during a sweep share one more sweep after it.
    */
   namesChanged(): Promise<void> {
-    if (this.sweeping) {
-      this.sweepAgain = true;
-      return this.sweeping;
-    }
-    this.sweeping = (async () => {
-      do {
-        this.sweepAgain = false;
-        await this.sweep();
-      } while (this.sweepAgain);
-    })().finally(() => (this.sweeping = undefined));
-    return this.sweeping;
+    return this.sweepCoalesced();
   }
 
   /** Serves what the database holds, and orders what is due for the names still served. */
