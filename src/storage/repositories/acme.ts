@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { AcmeAccountRow, AcmeCertificateRow, AcmeKeyType, AcmeRepository, ManagedName, OrderOutcome } from '../../domain/acme/types.js';
 import { param } from '../prepared.js';
 import type { AcmeCertificatesTable } from '../schema.js';
@@ -97,7 +98,7 @@ export class SqlAcmeRepository implements AcmeRepository {
       for (const hostport of JSON.parse(row.hostports) as string[]) {
         const host = hostport.slice(0, hostport.lastIndexOf(':')).toLowerCase();
         // a wildcard hostport would need dns-01 for any name under it: only reservations order wildcards
-        if (host !== '' && !host.startsWith('*.')) names.set(host, { name: host });
+        if (host !== '' && !host.startsWith('*.') && isIP(host) === 0) names.set(host, { name: host });
       }
     }
     // a reservation's policy (its key type) wins over an edge naming the same host
