@@ -305,7 +305,7 @@ test("a TLS edge's hostport is ordered when the edge is created, and served when
   }
 });
 
-test('renewal of a short-lived certificate keeps open connections; with the CA down the edge certificate is served and the order retried later', { skip, timeout: 240_000 }, async () => {
+test('renewal of a short-lived certificate keeps open connections; the endpoint gone, renewals stop; with the CA down the edge certificate is served and the order retried later', { skip, timeout: 300_000 }, async () => {
   const ports = { httpPort: 0, tlsPort: 0 };
   [ports.httpPort, ports.tlsPort] = (await freePorts(2)) as [number, number];
   const shortLived = await startPebble(ports.httpPort, ports.tlsPort, { validitySeconds: 3600 });
@@ -315,7 +315,10 @@ test('renewal of a short-lived certificate keeps open connections; with the CA d
   let session: ngrok.Session | undefined;
   try {
     session = await connectAgent(server, await createToken(server));
-    await session.httpEndpoint().domain('renew.example.com').listenAndForward(localUrl);
+    const renewListener = await session.httpEndpoint().domain('renew.example.com').listenAndForward(localUrl);
+    // a second name, still bound when the first goes: its renewals show that the sweep ran
+    const stillListener = await session.httpEndpoint().domain('still.example.com').listenAndForward(localUrl);
+    await issued(server, 'still.example.com');
     const first = await issued(server, 'renew.example.com');
     assert.equal(first.renewal, false);
     const root = await shortLived.root();
@@ -336,6 +339,16 @@ test('renewal of a short-lived certificate keeps open connections; with the CA d
     // the next handshake gets the new certificate
     assert.notEqual((await getOver('renew.example.com', root, ports.tlsPort)).serial, before.serial);
     open.destroy();
+
+    // the endpoint closed: the next sweep renews the name still bound, not this one
+    await renewListener.close();
+    const closedAt = Date.now();
+    const renewOrders = orders(server, 'renew.example.com').length;
+    // an order of the name still bound that started after the close: a sweep ran since
+    const startedAfter = (line: Record<string, unknown>) => Date.parse(String(line.time)) - Number(line.ms) > closedAt;
+    await waitFor('the next sweep renewing the name still bound', () => orders(server, 'still.example.com').find((line) => line.result === 'issued' && startedAfter(line)), 75_000);
+    assert.equal(orders(server, 'renew.example.com').length, renewOrders, 'no renewal of a name no endpoint serves');
+    await stillListener.close();
 
     // the CA goes away: a new name gets the private-CA certificate within a few seconds, and the failure is retried later
     await shortLived.stop();
