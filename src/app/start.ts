@@ -134,7 +134,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
     },
   };
   const replay = dataPlane ? replaySender(inspection, config.tunnels) : undefined;
-  const app = await buildApp({ config, store, logger, sessionControl, metrics, ...(replay ? { replay } : {}) });
+  const app = await buildApp({ config, store, logger, sessionControl, metrics, ...(replay ? { replay } : {}), ...(dataPlane ? { certificateNamesChanged: () => dataPlane?.certificateNamesChanged() } : {}) });
   const listeners: Listener[] = [httpListener(app, config), ...(dataPlane?.listeners ?? [])];
   const addresses: string[] = [];
   for (const listener of listeners) {
