@@ -212,14 +212,16 @@ export class AcmeCertificates {
   private async orderIfDue(name: string): Promise<void> {
     const { repository, owner } = this.options;
     const stored = await repository.certificate(name);
+    const now = Date.now();
+    // a failed order waiting for its retry: nothing to do now (ClientHellos meanwhile cost one read)
+    if (stored && stored.orderAt > now && stored.failures > 0) return;
     // a reserved domain's policy chooses the key; a certificate with the other kind is replaced
     const policyKey = await repository.policyKeyType(name);
     const keyType = policyKey ?? 'ecdsa';
-    const now = Date.now();
     const installed = stored !== undefined && this.install(stored);
     const keyChanged = installed && policyKey !== undefined && this.served.get(name)?.keyType !== policyKey;
-    // a usable certificate not yet due, or a failed order waiting for its retry: nothing to do now
-    if (stored && stored.orderAt > now && (stored.failures > 0 || (installed && !keyChanged))) return;
+    // a usable certificate not yet due, of the kind asked for: nothing to do now
+    if (stored && stored.orderAt > now && installed && !keyChanged) return;
     if (!(await repository.claimOrder(name, owner, now, now + ORDER_LEASE_MS))) return this.awaitOtherOrder(name, stored);
     const renewal = stored?.certPem != null;
     const started = Date.now();
