@@ -7,6 +7,9 @@ import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type JWK } from 'jose'
 import { connectAgent, createToken, freePort, startDataPlane, within, type TrafficServer } from '../helpers/traffic.js';
 import { cleanupProcesses } from '../helpers/server-process.js';
 
+/** jose's key type (a WebCrypto CryptoKey, which the project's lib settings do not name). */
+type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+
 /**
  * jwt-validation end to end (IDENTITY.md §3): a real `burrow serve`, the official SDK as the
  * agent, keys made here with jose and served from a local JWKS URL. Each refusal is a 401 with
@@ -34,10 +37,10 @@ const seen: Array<{ url: string; headers: http.IncomingHttpHeaders; body: string
 const jwks = { keys: [] as JWK[], fetches: 0 };
 const issued: string[] = [];
 
-let first: { privateKey: CryptoKey; jwk: JWK; pem: string };
-let rotated: { privateKey: CryptoKey; jwk: JWK };
+let first: { privateKey: SigningKey; jwk: JWK; pem: string };
+let rotated: { privateKey: SigningKey; jwk: JWK };
 
-async function sign(claims: Record<string, unknown> = {}, key: { kid: string; alg: string; privateKey: CryptoKey } = { kid: 'k1', alg: 'RS256', privateKey: first.privateKey }): Promise<string> {
+async function sign(claims: Record<string, unknown> = {}, key: { kid: string; alg: string; privateKey: SigningKey } = { kid: 'k1', alg: 'RS256', privateKey: first.privateKey }): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const token = await new SignJWT({ iss: ISSUER, aud: AUDIENCE, sub: 'alice', exp: now + 600, ...claims }).setProtectedHeader({ alg: key.alg, kid: key.kid }).sign(key.privateKey);
   issued.push(token);
