@@ -209,6 +209,26 @@ describe('jwt-validation on a burrow endpoint', () => {
     assert.ok(text.indexOf('hello p0') < text.indexOf('hello p2'));
   });
 
+  test('an upgrade (WebSocket) request is judged too: no token or a bad one is a 401 and the connection closes', { timeout: 30_000 }, async () => {
+    const port = server.httpPort;
+    const count = seen.length;
+    for (const [authorization, challenge] of [['', 'Bearer'], [`Authorization: Bearer ${await sign({ aud: 'urn:x' })}\r\n`, 'Bearer error="invalid_token"']] as const) {
+      const text = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () =>
+          socket.write(`GET /ws HTTP/1.1\r\nHost: ${API}:${port}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n${authorization}\r\n`),
+        );
+        let got = '';
+        socket.on('data', (c) => (got += c.toString()));
+        socket.once('close', () => resolve(got));
+        socket.once('error', reject);
+        setTimeout(() => reject(new Error(`timeout: ${got}`)), 20_000).unref();
+      });
+      assert.match(text, /^HTTP\/1\.1 401 /);
+      assert.ok(text.includes(`\r\nWWW-Authenticate: ${challenge}\r\n`), text);
+    }
+    assert.equal(seen.length, count);
+  });
+
   test('a body token: JSON or form field on POST; a GET never carries one', { timeout: 30_000 }, async () => {
     const token = await sign({ sub: 'form' });
     const json = await send(FORM, '/json', { 'content-type': 'application/json' }, JSON.stringify({ _id_token: token, note: 'kept' }));
