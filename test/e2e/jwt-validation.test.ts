@@ -7,6 +7,9 @@ import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type JWK } from 'jose'
 import { connectAgent, createToken, freePort, startDataPlane, within, type TrafficServer } from '../helpers/traffic.js';
 import { cleanupProcesses } from '../helpers/server-process.js';
 
+/** jose's key type (a WebCrypto CryptoKey, which the project's lib settings do not name). */
+type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+
 /**
  * jwt-validation end to end (IDENTITY.md §3): a real `burrow serve`, the official SDK as the
  * agent, keys made here with jose and served from a local JWKS URL. Each refusal is a 401 with
@@ -34,10 +37,10 @@ const seen: Array<{ url: string; headers: http.IncomingHttpHeaders; body: string
 const jwks = { keys: [] as JWK[], fetches: 0 };
 const issued: string[] = [];
 
-let first: { privateKey: CryptoKey; jwk: JWK; pem: string };
-let rotated: { privateKey: CryptoKey; jwk: JWK };
+let first: { privateKey: SigningKey; jwk: JWK; pem: string };
+let rotated: { privateKey: SigningKey; jwk: JWK };
 
-async function sign(claims: Record<string, unknown> = {}, key: { kid: string; alg: string; privateKey: CryptoKey } = { kid: 'k1', alg: 'RS256', privateKey: first.privateKey }): Promise<string> {
+async function sign(claims: Record<string, unknown> = {}, key: { kid: string; alg: string; privateKey: SigningKey } = { kid: 'k1', alg: 'RS256', privateKey: first.privateKey }): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const token = await new SignJWT({ iss: ISSUER, aud: AUDIENCE, sub: 'alice', exp: now + 600, ...claims }).setProtectedHeader({ alg: key.alg, kid: key.kid }).sign(key.privateKey);
   issued.push(token);
@@ -204,6 +207,26 @@ describe('jwt-validation on a burrow endpoint', () => {
     });
     assert.deepEqual(text.match(/HTTP\/1\.1 \d+/g), ['HTTP/1.1 200', 'HTTP/1.1 401', 'HTTP/1.1 200']);
     assert.ok(text.indexOf('hello p0') < text.indexOf('hello p2'));
+  });
+
+  test('an upgrade (WebSocket) request is judged too: no token or a bad one is a 401 and the connection closes', { timeout: 30_000 }, async () => {
+    const port = server.httpPort;
+    const count = seen.length;
+    for (const [authorization, challenge] of [['', 'Bearer'], [`Authorization: Bearer ${await sign({ aud: 'urn:x' })}\r\n`, 'Bearer error="invalid_token"']] as const) {
+      const text = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () =>
+          socket.write(`GET /ws HTTP/1.1\r\nHost: ${API}:${port}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n${authorization}\r\n`),
+        );
+        let got = '';
+        socket.on('data', (c) => (got += c.toString()));
+        socket.once('close', () => resolve(got));
+        socket.once('error', reject);
+        setTimeout(() => reject(new Error(`timeout: ${got}`)), 20_000).unref();
+      });
+      assert.match(text, /^HTTP\/1\.1 401 /);
+      assert.ok(text.includes(`\r\nWWW-Authenticate: ${challenge}\r\n`), text);
+    }
+    assert.equal(seen.length, count);
   });
 
   test('a body token: JSON or form field on POST; a GET never carries one', { timeout: 30_000 }, async () => {

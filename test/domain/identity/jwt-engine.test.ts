@@ -7,6 +7,9 @@ import { compilePolicy, evaluateHttpRequest, settleDecision, RateBuckets, type H
 import { JwtVerifier } from '../../../src/domain/identity/jwt-verify.js';
 import { cacheTtl, JwksCache, JWKS_LIMITS, type JwksFetch } from '../../../src/domain/identity/jwt-keys.js';
 
+/** jose's key type (a WebCrypto CryptoKey, which the project's lib settings do not name). */
+type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+
 const ISSUER = 'https://issuer.example/';
 const JKU = 'https://issuer.example/jwks.json';
 const NOW = Date.now();
@@ -54,8 +57,8 @@ class FakeProvider {
   };
 }
 
-let rsa: { privateKey: CryptoKey; publicKey: CryptoKey; jwk: JWK; pem: string };
-let other: { privateKey: CryptoKey; jwk: JWK };
+let rsa: { privateKey: SigningKey; publicKey: SigningKey; jwk: JWK; pem: string };
+let other: { privateKey: SigningKey; jwk: JWK };
 
 before(async () => {
   const pair = await generateKeyPair('RS256', { extractable: true });
@@ -72,7 +75,7 @@ interface Claims {
   nbf?: number;
 }
 
-async function sign(claims: Claims = {}, key: { kid: string; alg: string; privateKey: CryptoKey } = { kid: 'k1', alg: 'RS256', privateKey: rsa.privateKey }): Promise<string> {
+async function sign(claims: Claims = {}, key: { kid: string; alg: string; privateKey: SigningKey } = { kid: 'k1', alg: 'RS256', privateKey: rsa.privateKey }): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const payload = { iss: ISSUER, aud: 'urn:api', sub: 'alice', exp: now + 600, ...claims };
   return new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid }).sign(key.privateKey);
