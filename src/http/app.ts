@@ -34,6 +34,7 @@ import { tlsEdgeRoutes } from './edges/routes.js';
 import { backendModuleRoutes } from './edges/backend-routes.js';
 import { BackendModuleResponse, TlsEdgeResponse, TlsTerminationModuleResponse, TrafficPolicyModuleResponse } from './edges/schemas.js';
 import { trafficPolicyRoutes } from './edges/traffic-policy-routes.js';
+import { policyTestRoutes } from './traffic-policy/routes.js';
 import { tlsTerminationRoutes } from './edges/tls-termination-routes.js';
 import { endpointRoutes } from './endpoints/routes.js';
 import { EndpointResponse } from './endpoints/schemas.js';
@@ -185,6 +186,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await app.register(credentialRoutes, { credentials, publicUrl: config.publicUrl });
   await app.register(tlsEdgeRoutes, { edges, publicUrl: config.publicUrl });
   await app.register(trafficPolicyRoutes, { edges });
+  await app.register(policyTestRoutes, { maxPolicyRules: config.maxPolicyRules, region: config.tunnels.region });
   await app.register(tunnelSessionRoutes, { live, publicUrl: config.publicUrl });
   await app.register(tunnelRoutes, { live, publicUrl: config.publicUrl });
   await app.register(endpointRoutes, { live, publicUrl: config.publicUrl });
