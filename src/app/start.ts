@@ -4,6 +4,7 @@ import type { HttpApp } from '../http/app.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
 import { TrafficRollup } from '../domain/traffic-history/rollup.js';
+import { ReplayTokens } from '../domain/inspection/replay-tokens.js';
 import { SqlTrafficMinutes } from '../storage/repositories/traffic-minutes.js';
 import { openStore, type Store } from '../storage/db.js';
 import { migrateToLatest } from '../storage/migrate.js';
@@ -101,8 +102,13 @@ export async function start(config: Config, logger: Logger = createLogger(config
     throw error;
   });
   // Captured requests are written in batches off the request path; a failed batch is only logged.
-  const inspection = new InspectionRecorder(new SqlInspectionRepository(store), config.console.inspectionKeep, (error) =>
-    logger.warn({ error: reason(error) }, 'traffic inspection: captured requests not written'),
+  const inspection = new InspectionRecorder(
+    new SqlInspectionRepository(store),
+    config.console.inspectionKeep,
+    (error) => logger.warn({ error: reason(error) }, 'traffic inspection: captured requests not written'),
+    Date.now,
+    // Replay tokens any instance of the cluster verifies: a replay is recorded by whichever proxy carries it.
+    new ReplayTokens(config.tunnels.cluster.secret),
   );
   try {
     await keeper.start({ previousRunCrashed: identity.inherited });

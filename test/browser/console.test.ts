@@ -229,6 +229,7 @@ describe('the console in Chromium', { skip }, () => {
 
   it('overview: the last hour’s charts, summed over instances, count the requests just sent through the endpoint', async () => {
     await open('overview', 'Overview');
+    await page.locator('.uplot').nth(2).waitFor();
     assert.equal(await page.locator('.uplot').count(), 3);
     // Each instance writes its counts every 10 s and the page reads them every 10 s.
     await page.getByTestId('requests-hour').filter({ hasText: /^[1-9]\d*$/ }).waitFor({ timeout: 40_000 });
