@@ -128,7 +128,9 @@ describe('POST /traffic_policy/test', () => {
       [{ policy: HTTP_POLICY, request: { endpoint_url: 'https://x/path' } }, 'request.endpoint_url'],
       [{ policy: HTTP_POLICY, request: { headers: { 'bad name': ['x'] } } }, 'request.headers'],
       [{ policy: HTTP_POLICY, request: { headers: { x: ['a\r\nb'] } } }, 'request.headers'],
-      [{ policy: HTTP_POLICY, response: { status: 200 } }, 'response'],
+      [{ policy: HTTP_POLICY, request: {}, response: { status: 99 } }, 'response.status'],
+      [{ policy: TCP_POLICY, connection: { client_port: 0 } }, 'connection.client_port'],
+      [{ policy: TCP_POLICY, connection: { server_port: -1 } }, 'connection.server_port'],
     ];
     for (const [body, param] of cases) {
       const error = expectError(await test(body), 400, 'ERR_NGROK_215');
@@ -137,6 +139,13 @@ describe('POST /traffic_policy/test', () => {
     expectError(await test({ policy: TCP_POLICY, extra: 1 }), 400, 'ERR_NGROK_214');
     expectError(await test({ policy: HTTP_POLICY, request: {}, response: { status: 700 } }), 400, 'ERR_NGROK_215');
     expectError(await test({}), 400, 'ERR_NGROK_215');
+  });
+
+  it('an answer without a request: the request’s defaults (GET /), as an http/https endpoint’s policy', async () => {
+    const result = json<Result>(await test({ policy: HTTP_POLICY, response: { status: 204 } }));
+    assert.equal(result.forwarded?.method, 'GET');
+    assert.equal(result.forwarded?.path, '/');
+    assert.equal(result.answer?.status, 204);
   });
 
   it('needs an API key like every route, and any principal may try (nothing is read or written)', async () => {

@@ -41,8 +41,8 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+
 
 export async function tryPolicy(input: PolicyTrialInput, settings: TrialSettings): Promise<PolicyTrial> {
   const connection = connectionOf(input.connection ?? {}, settings);
-  const http = input.request ? requestOf(input.request, input.response, connection) : undefined;
-  if (!http && input.response) throw errors.invalidField('response', 'needs a request: the answer is the agent’s answer to it');
+  // An answer implies a request: without one, the request's defaults (GET / to https://<endpoint_host>).
+  const http = input.request || input.response ? requestOf(input.request ?? {}, input.response, connection) : undefined;
   const outcome = await testPolicy(input.policy, settings.maxRules, connection, http);
   if (!outcome.ok) throw errors.policy(outcome.error.code, outcome.error.message, 'policy');
   const report = http && outcome.http
@@ -77,9 +77,12 @@ function connectionOf(given: NonNullable<PolicyTrialInput['connection']>, settin
   const host = given.endpoint_host ?? '';
   if (/[\s/]/.test(host)) throw errors.invalidField('connection.endpoint_host', 'must be a host name');
   const serverPort = given.server_port ?? 443;
+  const clientPort = given.client_port ?? 50000;
+  if (clientPort < 1) throw errors.invalidField('connection.client_port', 'must be a port from 1 to 65535');
+  if (serverPort < 1) throw errors.invalidField('connection.server_port', 'must be a port from 1 to 65535');
   return {
     clientIp,
-    clientPort: given.client_port ?? 50000,
+    clientPort,
     serverIp,
     serverPort,
     region: given.region ?? settings.region,
@@ -103,6 +106,7 @@ function requestOf(given: NonNullable<PolicyTrialInput['request']>, answer: Poli
     throw errors.invalidField('request.endpoint_url', 'must be a URL such as https://app.example.com');
   }
   const headers = headerLines('request.headers', given.headers);
+  if (answer && answer.status < 100) throw errors.invalidField('response.status', 'must be a status code from 100 to 599');
   const response = answer && { status: answer.status, headers: headerLines('response.headers', answer.headers) };
   const body = given.body === undefined ? undefined : Buffer.from(given.body, 'utf8');
   const input = httpTestInput(connection, url, { method, target, headers, body, response });

@@ -3,7 +3,8 @@ import { POLICY_MAX_BYTES } from '../../domain/policy/limits.js';
 import { Nullable, Utf8Text } from '../common/schemas.js';
 
 const headers = (description: string) => Type.Record(Type.String(), Type.Array(Type.String()), { description });
-const port = (description: string) => Type.Integer({ minimum: 1, maximum: 65535, description });
+// Lower bounds are the domain's (policy-trial.ts), answered 215 naming the field as the rest.
+const port = (description: string) => Type.Integer({ maximum: 65535, description });
 
 export const PolicyTestBody = Type.Object(
   {
@@ -42,7 +43,7 @@ export const PolicyTestBody = Type.Object(
       Nullable(
         Type.Object(
           {
-            status: Type.Integer({ minimum: 100, maximum: 599, description: 'The agent’s answer’s status: on_http_response runs on it.' }),
+            status: Type.Integer({ maximum: 599, description: 'The agent’s answer’s status: on_http_response runs on it.' }),
             headers: Type.Optional(Nullable(headers('The agent’s answer’s headers.'))),
           },
           { additionalProperties: false },
