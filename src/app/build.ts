@@ -34,6 +34,8 @@ import { SqlReservedDomainRepository } from '../storage/repositories/reserved-do
 import { SqlReservedAddrRepository } from '../storage/repositories/reserved-addrs.js';
 import { SqlAcmeRepository } from '../storage/repositories/acme.js';
 import { sqlReservationReader } from '../storage/repositories/reservations.js';
+import { TrafficHistoryService } from '../domain/traffic-history/service.js';
+import { SqlTrafficMinutes } from '../storage/repositories/traffic-minutes.js';
 
 export interface AppDeps {
   config: Config;
@@ -114,6 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     apiKeys,
     consoleSessions,
     inspection,
+    trafficHistory: new TrafficHistoryService(new SqlTrafficMinutes(store)),
     edges,
     live,
     groups,

@@ -3,6 +3,9 @@ import { AccountService } from '../domain/accounts/service.js';
 import type { HttpApp } from '../http/app.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
+import { TrafficRollup } from '../domain/traffic-history/rollup.js';
+import { ReplayTokens } from '../domain/inspection/replay-tokens.js';
+import { SqlTrafficMinutes } from '../storage/repositories/traffic-minutes.js';
 import { openStore, type Store } from '../storage/db.js';
 import { migrateToLatest } from '../storage/migrate.js';
 import { SqlAccountRepository } from '../storage/repositories/accounts.js';
@@ -99,8 +102,13 @@ export async function start(config: Config, logger: Logger = createLogger(config
     throw error;
   });
   // Captured requests are written in batches off the request path; a failed batch is only logged.
-  const inspection = new InspectionRecorder(new SqlInspectionRepository(store), config.console.inspectionKeep, (error) =>
-    logger.warn({ error: reason(error) }, 'traffic inspection: captured requests not written'),
+  const inspection = new InspectionRecorder(
+    new SqlInspectionRepository(store),
+    config.console.inspectionKeep,
+    (error) => logger.warn({ error: reason(error) }, 'traffic inspection: captured requests not written'),
+    Date.now,
+    // Replay tokens any instance of the cluster verifies: a replay is recorded by whichever proxy carries it.
+    new ReplayTokens(config.tunnels.cluster.secret),
   );
   try {
     await keeper.start({ previousRunCrashed: identity.inherited });
@@ -148,6 +156,11 @@ export async function start(config: Config, logger: Logger = createLogger(config
     }
   }
   dataPlane?.startBackground();
+  // The console's charts: this instance's traffic counters, per minute, in the shared table.
+  const rollup = new TrafficRollup(new SqlTrafficMinutes(store), instanceId, () => metrics.trafficTotals(), (error) =>
+    logger.warn({ error: reason(error) }, 'traffic history: counts not written (added to the next write)'),
+  );
+  rollup.start();
   if (dataPlane?.caNotice) process.stderr.write(dataPlane.caNotice);
   const address = addresses[0]!;
   logger.info({ address, database: store.dialect, listeners: addresses }, 'burrow is listening');
@@ -161,6 +174,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
         await Promise.all(listeners.map((listener) => listener.close(config.shutdownGraceMs)));
       } finally {
         dataPlane?.stopBackground();
+        await rollup.close();
         await inspection.close();
         await keeper.stop();
         await store.close();

@@ -16,6 +16,7 @@ export type Verdict = 'allowed' | 'denied' | 'unrouted';
 /** Where the counts of the data plane go (the Metrics class, or nothing in unit tests). */
 export interface ConnectionMetrics {
   observeConnection(proto: string, verdict: string, bytesIn: number, bytesOut: number): void;
+  observeHttpRequest?(proto: string): void;
 }
 
 export class PublicConnection {
@@ -99,6 +100,7 @@ export class ConnectionSink {
    * which may carry tokens.
    */
   request(conn: PublicConnection, request: { method: string; path: string; status: number | null; relayed: boolean; startedAt: number; actions: readonly string[] }): void {
+    this.metrics?.observeHttpRequest?.(conn.proto);
     this.logger.info(
       {
         event: 'http_request',
