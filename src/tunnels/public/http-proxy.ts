@@ -175,12 +175,11 @@ export class HttpProxy {
     let headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', false);
     // A body read whole goes with its length, however the client framed it.
     if (body !== undefined) headers = [...withoutFraming(headers), 'Content-Length', String(body.length)];
-    const sendOn = (outcome: RequestOutcome) => this.send(state, pool, req, res, host, outcome, chunked, body, observeBody);
-    if (!program) return sendOn({ kind: 'forward', headers, target: req.url!, respond: undefined });
+    if (!program) return this.send(state, pool, req, res, host, { kind: 'forward', headers, target: req.url!, respond: undefined }, chunked, body, observeBody);
     const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers, body, actions);
-    if (!(outcome instanceof Promise)) return sendOn(outcome);
+    if (!(outcome instanceof Promise)) return this.send(state, pool, req, res, host, outcome, chunked, body, observeBody);
     // A jwt-validation waits for its keys (a few seconds at most); the client may have left meanwhile.
-    outcome.then((settled) => void (res.destroyed ? undefined : sendOn(settled)), () => void res.destroy());
+    outcome.then((settled) => void (res.destroyed ? undefined : this.send(state, pool, req, res, host, settled, chunked, body, observeBody)), () => void res.destroy());
   }
 
   /** The request as the policy left it to the agent, or the answer the policy made. */
