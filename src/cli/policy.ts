@@ -247,6 +247,9 @@ function report(file: string, rules: readonly ProgramRule[], connection: PolicyC
         }
         case 'terminate-tls':
           lines.push(`${label}: TLS terminated at burrow (${action.config.min_version} to ${action.config.max_version})`);
+          break;
+        case 'set-vars':
+          lines.push(`${label}: ${JSON.stringify(action.vars)}${action.error ? ` (errors: ${action.error})` : ''}`);
       }
     });
   }
