@@ -142,10 +142,14 @@ export class TlsPort {
   private async terminate(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, admittedUrl: string, ownName: boolean, termination: TlsTermination | undefined): Promise<void> {
     const secure = await this.handshake(socket, clientHello, conn, sni, ownName, { ALPNProtocols: ['http/1.1'], ...clientCertificateRequest(termination) }, termination);
     if (!secure) return;
-    // terminate-tls or MutualTLSCA on an https endpoint: versions and client certificates, checked before any request is read
-    if (termination) secure.once('secure', () => void (accepted(secure, conn, termination) || secure.destroy()));
-    this.options.https.adopt(secure, conn, admittedUrl);
-    this.options.https.server.emit('connection', secure);
+    const serve = () => {
+      this.options.https.adopt(secure, conn, admittedUrl);
+      this.options.https.server.emit('connection', secure);
+    };
+    if (!termination) return serve();
+    // terminate-tls or MutualTLSCA on an https endpoint: versions and client certificates are
+    // checked before the HTTP server gets the socket, so no request of a refused client is read
+    secure.once('secure', () => (accepted(secure, conn, termination) ? serve() : secure.destroy()));
   }
 
   /**
