@@ -6,9 +6,10 @@
  * `RequestHeaders`/`ResponseHeaders {add: ["Name:Value"], remove: [names]}`,
  * `UserAgentFilter {allow: [RE2], deny: [RE2]}`, `Compression {}`, `WebhookVerification {provider, secret, sealed_secret}`.
  */
+import { optionsServedAs } from '../tunnels/bind-options.js';
 
-/** Options turned into rules, on http and https endpoints. */
-export const OPTIONS_AS_RULES: ReadonlySet<string> = new Set(['BasicAuth', 'RequestHeaders', 'ResponseHeaders', 'UserAgentFilter', 'Compression', 'CircuitBreaker', 'WebhookVerification']);
+/** Options turned into rules, on http and https endpoints (the bind-option table says which). */
+export const OPTIONS_AS_RULES: ReadonlySet<string> = optionsServedAs('rules');
 
 export type OptionsDocument = { ok: true; document: string | undefined } | { ok: false; option: string; message: string };
 

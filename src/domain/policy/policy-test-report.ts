@@ -52,6 +52,9 @@ export function connectionReport(file: string, rules: readonly ProgramRule[], co
         }
         case 'terminate-tls':
           lines.push(`${label}: TLS terminated at burrow (${action.config.min_version} to ${action.config.max_version})`);
+          break;
+        case 'set-vars':
+          lines.push(`${label}: ${JSON.stringify(action.vars)}${action.error ? ` (errors: ${action.error})` : ''}`);
       }
     });
   }
