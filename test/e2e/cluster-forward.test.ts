@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import ngrok from '@ngrok/ngrok';
-import pg from 'pg';
 import { loadOrCreateCa } from '../../src/tunnels/tls/ca.js';
 import { issueCertificate } from '../../src/tunnels/tls/certificates.js';
+import { clusterSchema, clusterSkipReason } from '../helpers/cluster-db.js';
 import { freePortRange, freePorts, makeCredential } from '../helpers/data-plane.js';
 import { api, cleanupProcesses, generateApiKey, makeTempDir, startServer, type ServerProcess } from '../helpers/server-process.js';
 
@@ -19,26 +19,9 @@ import { api, cleanupProcesses, generateApiKey, makeTempDir, startServer, type S
  * CLUSTER_ADDR. An SDK agent holds every kind of endpoint and a labeled tunnel on A; clients reach
  * them all through B, whose link forwards to A. The policy runs once, on B.
  *
- * PostgreSQL is its own (a schema in postgres://…/test, or CLUSTER_TEST_DATABASE_URL), so the
- * suite runs once per CI run: in the SQLite pass, skipped in the PostgreSQL one.
+ * PostgreSQL is its own (test/helpers/cluster-db.ts): it runs once per CI run, in the SQLite pass.
  */
-const base = process.env.CLUSTER_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-async function skipReason(): Promise<string | false> {
-  if (process.env.TEST_DATABASE_URL && !process.env.CLUSTER_TEST_DATABASE_URL) return 'runs once per CI run, in the SQLite pass (it brings its own PostgreSQL schema)';
-  const client = new pg.Client({ connectionString: base, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    return false;
-  } catch (error) {
-    return `PostgreSQL unreachable at ${base}: ${(error as Error).message}`;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-const skip = await skipReason();
-if (skip) console.log(`# cluster-forward suite skipped: ${skip}`);
+const skip = await clusterSkipReason('cluster-forward suite');
 
 const EDGE_A = '127.0.1.1';
 const EDGE_B = '127.0.1.2';
@@ -51,10 +34,23 @@ interface Instance extends ServerProcess {
   ca: Buffer;
 }
 
+/** `probe` again until it resolves (a bind reaches B's routes within 1 s), its last failure thrown after 3 s. */
+async function eventually<T>(probe: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 3_000;
+  for (;;) {
+    try {
+      return await probe();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
 const localPort = (server: net.Server) => (server.address() as net.AddressInfo).port;
 
 describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
-  const schema = `fwd_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  const schema = clusterSchema('fwd');
   const closers: (() => unknown)[] = [];
   let a: Instance;
   let b: Instance;
@@ -63,16 +59,16 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
   let credentialId: string;
   let localHttp: http.Server;
   let localCa: string;
+  let clusterPort: number;
   /** A local TLS echo server with a certificate of its own CA (burrow's is not it: passthrough shows). */
   let localTlsPort: number;
   /** Headers each request reached the local HTTP server with. */
   const seen: http.IncomingHttpHeaders[] = [];
 
   before(async () => {
-    const url = new URL(base);
-    url.searchParams.set('schema', schema);
-    const databaseUrl = url.toString();
-    const [http_, tls_, clusterPort, agentA, agentB] = (await freePorts(5)) as [number, number, number, number, number];
+    const databaseUrl = schema.url;
+    const [http_, tls_, link, agentA, agentB] = (await freePorts(5)) as [number, number, number, number, number];
+    clusterPort = link;
     ports = { http: http_, tls: tls_, tcp: await freePortRange(4) };
     const secret = randomBytes(32).toString('hex');
     const key = generateApiKey();
@@ -124,10 +120,7 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
     await session?.close().catch(() => {});
     for (const close of closers) await close();
     await cleanupProcesses();
-    const client = new pg.Client({ connectionString: base });
-    await client.connect();
-    await client.query(`drop schema if exists ${schema} cascade`);
-    await client.end();
+    await schema.drop();
   });
 
   function get(edgeHost: string, host: string, path: string): Promise<{ status: number; body: string }> {
@@ -183,7 +176,7 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
 
   it('an https endpoint, a tcp endpoint and a tls endpoint held on A are reached through B', async () => {
     await session.httpEndpoint().domain(HTTP_HOST.replace('web', 'secure-web')).listenAndForward(`http://127.0.0.1:${localPort(localHttp)}`);
-    const httpsAnswer = await tlsEcho(HTTP_HOST.replace('web', 'secure-web'), b.ca, `GET /s HTTP/1.1\r\nhost: ${HTTP_HOST.replace('web', 'secure-web')}\r\nconnection: close\r\n\r\n`, true);
+    const httpsAnswer = await eventually(() => tlsEcho(HTTP_HOST.replace('web', 'secure-web'), b.ca, `GET /s HTTP/1.1\r\nhost: ${HTTP_HOST.replace('web', 'secure-web')}\r\nconnection: close\r\n\r\n`, true));
     assert.match(httpsAnswer, /^HTTP\/1\.1 200/);
     assert.match(httpsAnswer, /local saw \/s$/);
 
@@ -192,22 +185,22 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
     closers.push(() => echo.close());
     const tcp = await session.tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${localPort(echo)}`);
     const port = Number(new URL(tcp.url()!).port);
-    const reply = await new Promise<string>((resolve, reject) => {
-      const attempt = (left: number) => {
-        const socket = net.connect({ host: EDGE_B, port }, () => socket.end('over the hop'));
-        const chunks: Buffer[] = [];
-        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-        socket.once('end', () => resolve(Buffer.concat(chunks).toString()));
-        socket.once('error', (error) => (left > 0 ? setTimeout(() => attempt(left - 1), 50) : reject(error)));
-      };
-      attempt(20);
-    });
+    const reply = await eventually(
+      () =>
+        new Promise<string>((resolve, reject) => {
+          const socket = net.connect({ host: EDGE_B, port }, () => socket.end('over the hop'));
+          const chunks: Buffer[] = [];
+          socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+          socket.once('end', () => (chunks.length > 0 ? resolve(Buffer.concat(chunks).toString()) : reject(new Error('closed without an answer'))));
+          socket.once('error', reject);
+        }),
+    );
     assert.equal(reply, 'over the hop');
 
     const tlsListener = await session.tlsEndpoint().domain(TLS_HOST).listenAndForward(`tls://127.0.0.1:${localTlsPort}`);
     assert.ok(tlsListener.url());
     // TLS passed through: the client trusts the local server's certificate, not burrow's
-    assert.equal(await tlsEcho(TLS_HOST, localCa, 'passthrough'), 'passthrough');
+    assert.equal(await eventually(() => tlsEcho(TLS_HOST, localCa, 'passthrough')), 'passthrough');
   });
 
   it('a TLS edge whose labeled tunnel is on A is reached through B', async () => {
@@ -217,12 +210,24 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
     assert.equal(edge.status, 201, edge.text);
     assert.equal((await api(b, 'PUT', `/edges/tls/${edge.body.id}/backend`, { body: { backend_id: group.body.id } })).status, 200);
     await session.labeledListener().label('app', 'fwd').listenAndForward(`tls://127.0.0.1:${localTlsPort}`);
-    let echoed: string | undefined;
-    for (let i = 0; i < 40 && echoed === undefined; i++) {
-      echoed = await tlsEcho(EDGE_NAME, localCa, 'edge hop').catch(() => undefined);
-      if (echoed === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const echoed = await eventually(() => tlsEcho(EDGE_NAME, localCa, 'edge hop'));
     assert.equal(echoed, 'edge hop');
+  });
+
+  it('the link at CLUSTER_ADDR opens no stream for a stranger: no certificate, or one of another CA', async () => {
+    const otherCa = await loadOrCreateCa(makeTempDir('fwd-stranger-'));
+    const stranger = await issueCertificate(otherCa, { dnsNames: ['link.cluster.burrow.invalid'], clientAuth: true });
+    for (const client of [{}, { cert: stranger.certPem, key: stranger.keyPem }]) {
+      const outcome = await new Promise<string>((resolve) => {
+        const socket = tls.connect({ host: EDGE_B, port: clusterPort, servername: 'link.cluster.burrow.invalid', ca: b.ca, ...client });
+        socket.on('error', () => {});
+        // a muxado SYN of a forward stream, then a forward header naming a tunnel held by A
+        socket.write(Buffer.from([0, 0, 0, 1, (1 << 4) | 2, 0, 0, 0, 3, 2]));
+        socket.on('data', () => resolve('answered'));
+        socket.once('close', () => resolve('closed'));
+      });
+      assert.equal(outcome, 'closed');
+    }
   });
 
   it('revoking the credential through B ends the session held by A within 1 s of the answer', async () => {
@@ -240,5 +245,25 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
       if (status !== 404) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     assert.equal(status, 404);
+  });
+
+  it('when the holder dies, a connection routed to it through B fails fast with a 502; the link is dialed again on the next use', async () => {
+    const cred = await makeCredential(a, []);
+    const own = await new ngrok.SessionBuilder().authtoken(cred.token).serverAddr(`127.0.0.1:${a.agentPort}`).caCert(a.ca).connect();
+    closers.unshift(() => own.close().catch(() => {}));
+    await own.httpEndpoint().domain('doomed.burrow.localhost').scheme('HTTP').listenAndForward(`http://127.0.0.1:${localPort(localHttp)}`);
+    let status = 0;
+    for (let i = 0; i < 40 && status !== 200; i++) {
+      status = (await get(EDGE_B, 'doomed.burrow.localhost', '/')).status;
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(status, 200);
+    await a.kill();
+    const asked = Date.now();
+    const answer = await get(EDGE_B, 'doomed.burrow.localhost', '/after');
+    assert.equal(answer.status, 502, answer.body);
+    assert.ok(Date.now() - asked < 1_000, `answered after ${Date.now() - asked} ms`);
+    const again = await get(EDGE_B, 'doomed.burrow.localhost', '/again');
+    assert.equal(again.status, 502, 'still nobody there: refused again, fast');
   });
 });
