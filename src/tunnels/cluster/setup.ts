@@ -9,6 +9,8 @@ import { ClusterLink, linkCredentials } from './link.js';
 import { ForwardedStreams, Forwarder, type HeldTunnels } from './forwarding.js';
 import { RemoteTunnels } from './remote-tunnels.js';
 
+const LINK_HEARTBEAT_MS = 1_000;
+
 export interface ClusterSettings {
   /** CLUSTER_ADDR: where the link listens, and where the others dial (recorded in the database). */
   readonly addr: string;
@@ -35,7 +37,14 @@ export async function clusterForwarding(options: {
 }): Promise<ClusterForwarding> {
   const { settings, registry, logger } = options;
   const served = new ForwardedStreams(options.agents, new ProxyOpener(options.agents));
-  const link = new ClusterLink({ instanceId: options.instanceId, credentials: await linkCredentials(options.ca), onStream: (stream, _peer, kind) => served.serve(stream, kind) });
+  const link = new ClusterLink({
+    instanceId: options.instanceId,
+    credentials: await linkCredentials(options.ca),
+    onStream: (stream, _peer, kind) => served.serve(stream, kind),
+    // a silent link (a network cut) fails its connections within a few seconds, not ten
+    heartbeatIntervalMs: LINK_HEARTBEAT_MS,
+    heartbeatToleranceMs: 3 * LINK_HEARTBEAT_MS,
+  });
   const forwarder = new Forwarder(link);
   const remote = new RemoteTunnels(registry, forwarder, logger);
   const cache = new RoutingCache(
