@@ -77,7 +77,7 @@ export class ForwardedStreams {
   constructor(
     private readonly held: HeldTunnels,
     /** This instance's own opener (agents only): its stream cap and PROXY header apply to forwarded connections too. */
-    private readonly opener: ProxyOpener,
+    private readonly opener: Pick<ProxyOpener, 'open'>,
   ) {}
 
   serve(stream: MuxadoStream, kind: LinkStreamKind): void {
