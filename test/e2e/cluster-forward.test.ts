@@ -137,7 +137,7 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
   }
 
   /** One TLS exchange through B's TLS port: writes `text`, resolves with what came back. */
-  function tlsEcho(servername: string, ca: string | Buffer, text: string, plainHttp = false): Promise<string> {
+  function tlsEcho(servername: string, ca: string | Buffer | string[], text: string, plainHttp = false): Promise<string> {
     return new Promise((resolve, reject) => {
       const socket = tls.connect({ host: EDGE_B, port: ports.tls, servername, ca, timeout: 5_000 }, () => socket.end(text));
       const chunks: Buffer[] = [];
@@ -203,7 +203,7 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
     assert.equal(await eventually(() => tlsEcho(TLS_HOST, localCa, 'passthrough')), 'passthrough');
   });
 
-  it('a TLS edge whose labeled tunnel is on A is reached through B', async () => {
+  it('a TLS edge whose labeled tunnel is on A is reached through B, and round-robins over tunnels of its group on A and B', async () => {
     const group = await api(b, 'POST', '/backends/tunnel_group', { body: { labels: { app: 'fwd' } } });
     assert.equal(group.status, 201, group.text);
     const edge = await api(b, 'POST', '/edges/tls', { body: { hostports: [`${EDGE_NAME}:443`] } });
@@ -212,6 +212,24 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
     await session.labeledListener().label('app', 'fwd').listenAndForward(`tls://127.0.0.1:${localTlsPort}`);
     const echoed = await eventually(() => tlsEcho(EDGE_NAME, localCa, 'edge hop'));
     assert.equal(echoed, 'edge hop');
+
+    // a tunnel of the same group held by B: the edge's connections go round-robin over both
+    const caOfB = await loadOrCreateCa(makeTempDir('fwd-b-ca-'));
+    const leaf = await issueCertificate(caOfB, { dnsNames: [EDGE_NAME] });
+    const onB = tls.createServer({ cert: leaf.certPem, key: leaf.keyPem }, (socket) => {
+      socket.on('error', () => {});
+      socket.write('B:');
+      socket.pipe(socket);
+    });
+    await new Promise<void>((resolve) => onB.listen(0, '127.0.0.1', resolve));
+    closers.push(() => onB.close());
+    const cred = await makeCredential(b, []);
+    const sessionB = await new ngrok.SessionBuilder().authtoken(cred.token).serverAddr(`127.0.0.1:${b.agentPort}`).caCert(b.ca).connect();
+    closers.unshift(() => sessionB.close().catch(() => {}));
+    await sessionB.labeledListener().label('app', 'fwd').listenAndForward(`tls://127.0.0.1:${localPort(onB)}`);
+    const answers = new Set<string>();
+    for (let i = 0; i < 6; i++) answers.add(await tlsEcho(EDGE_NAME, [localCa, caOfB.certPem], 'rr').catch((error: Error) => error.message));
+    assert.deepEqual([...answers].sort(), ['B:rr', 'rr']);
   });
 
   it('the link at CLUSTER_ADDR opens no stream for a stranger: no certificate, or one of another CA', async () => {
