@@ -4,7 +4,8 @@
  * anywhere notifies (PostgreSQL LISTEN/NOTIFY) and every `checkIntervalMs` besides, which
  * recovers a notification missed while the listening connection was down. Each refresh hands
  * the differences to `apply`, one refresh at a time; requests during one make one more after it.
- * A route `apply` could not take (its holder unreachable) is tried again at the next refresh.
+ * A route `apply` could not take (its holder unreachable, or not yet serving a tunnel whose row
+ * it has just written) is tried again soon, backing off to the periodic check.
  */
 
 /** One live tunnel held by another instance, as the database lists it. */
@@ -40,6 +41,8 @@ export interface RouteChanges {
 }
 
 export const ROUTE_CHECK_INTERVAL_MS = 5_000;
+/** The first retry of a route not taken; each one after waits twice as long, up to the check interval. */
+const RETRY_FIRST_MS = 100;
 
 export class RoutingCache {
   private routes = new Map<string, RemoteRoute>();
@@ -48,6 +51,9 @@ export class RoutingCache {
   private timer: NodeJS.Timeout | undefined;
   private unwatch: (() => Promise<void>) | undefined;
   private stopped = false;
+  private retry: NodeJS.Timeout | undefined;
+  /** Refreshes in a row that left a route not taken. */
+  private missedStreak = 0;
 
   constructor(
     private readonly source: RemoteRouteSource,
@@ -74,6 +80,7 @@ export class RoutingCache {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.retry);
     await this.unwatch?.().catch(() => {});
     await this.running;
   }
@@ -119,7 +126,14 @@ export class RoutingCache {
     }
     this.routes = fresh;
     if (added.length === 0 && removed.length === 0) return;
-    for (const id of await this.apply({ added, removed })) this.routes.delete(id);
+    const missed = await this.apply({ added, removed });
+    for (const id of missed) this.routes.delete(id);
+    this.missedStreak = missed.length > 0 ? this.missedStreak + 1 : 0;
+    if (missed.length > 0 && !this.stopped) {
+      clearTimeout(this.retry);
+      this.retry = setTimeout(() => void this.refresh(), Math.min(RETRY_FIRST_MS * 2 ** (this.missedStreak - 1), this.checkIntervalMs));
+      this.retry.unref();
+    }
   }
 }
 

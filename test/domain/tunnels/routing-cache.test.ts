@@ -84,16 +84,20 @@ describe('the routing cache of other instances\' tunnels', () => {
     await cache.stop();
   });
 
-  it('a route that could not be taken (holder unreachable) is offered again at the next refresh', async () => {
+  it('a route that could not be taken (holder unreachable, tunnel not served yet) is offered again soon, backing off', async () => {
     const source = new FakeSource();
     source.routes = [route('far')];
     const refuse = new Set(['far']);
     const { cache, changes } = cacheOf(source, { refuse });
     await cache.start();
+    // retried soon, with no notification and long before the periodic check; twice refused here
+    await new Promise((resolve) => setTimeout(resolve, 150));
     refuse.clear();
-    await cache.refresh();
-    assert.deepEqual(changes.map((c) => c.added.map((r) => r.tunnelId)), [['far'], ['far']]);
-    assert.equal(changes[1]!.removed.length, 0);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.deepEqual(changes.map((c) => c.added.map((r) => r.tunnelId)), [['far'], ['far'], ['far']]);
+    assert.equal(changes[2]!.removed.length, 0);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(changes.length, 3, 'taken: no more retries');
     await cache.stop();
   });
 
