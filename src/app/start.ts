@@ -25,6 +25,8 @@ import { clusterCertificateAuthority } from './cluster.js';
 import { InspectionRecorder } from '../domain/inspection/recorder.js';
 import { SqlInspectionRepository } from '../storage/repositories/inspection.js';
 import { replaySender } from './replay.js';
+import { SqlRemoteRouteSource } from '../storage/repositories/remote-routes.js';
+import type { ClusterSettings } from '../tunnels/cluster/setup.js';
 
 export { StartupError };
 
@@ -34,6 +36,7 @@ function listenerVariable(listener: string, error: unknown): string {
   const portProblem = code === 'EADDRINUSE' || code === 'EACCES';
   if (listener === 'http') return portProblem ? 'PORT' : 'HOST';
   if (listener === 'agents') return portProblem ? 'AGENT_PORT' : 'HOST';
+  if (listener === 'cluster') return 'CLUSTER_ADDR';
   const port = EDGE_PORT_VARIABLES[listener];
   if (port === undefined) return `the ${listener} listener`;
   return portProblem ? port : 'EDGE_HOST';
@@ -47,6 +50,7 @@ function listenerAddress(listener: string, config: Config): string {
   if (listener === 'agents') return ` on ${config.tunnels.agentHost}:${config.tunnels.agentPort}`;
   if (listener === 'edge-http') return ` on ${config.tunnels.edgeHost}:${config.tunnels.edgeHttpPort}`;
   if (listener === 'edge-tls') return ` on ${config.tunnels.edgeHost}:${config.tunnels.edgeTlsPort}`;
+  if (listener === 'cluster') return ` on ${config.tunnels.cluster.addr}`;
   return '';
 }
 
@@ -101,6 +105,13 @@ export async function start(config: Config, logger: Logger = createLogger(config
     await store.close();
     throw error;
   });
+  let cluster: { cluster?: ClusterSettings };
+  try {
+    cluster = clusterSettings(config, store, ca, logger);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   // Captured requests are written in batches off the request path; a failed batch is only logged.
   const inspection = new InspectionRecorder(
     new SqlInspectionRepository(store),
@@ -124,6 +135,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
         reservations: sqlReservationReader(store),
         ca,
         acme: new SqlAcmeRepository(store),
+        ...cluster,
         logger,
         metrics,
         inspection,
@@ -182,6 +194,18 @@ export async function start(config: Config, logger: Logger = createLogger(config
     })());
   const reloadCertificates = () => dataPlane?.reloadCertificates() ?? Promise.resolve();
   return { app, store, address, stop, reloadCertificates };
+}
+
+/** Forwarding between instances: with CLUSTER_ADDR on PostgreSQL (SQLite is one instance), over links of the cluster CA. */
+function clusterSettings(config: Config, store: Store, ca: unknown, logger: Logger): { cluster?: ClusterSettings } {
+  const addr = config.tunnels.cluster.addr;
+  if (addr === undefined || config.tunnels.agentPort === 0) return {};
+  if (store.dialect !== 'postgres') {
+    logger.warn({ cluster_addr: addr }, 'CLUSTER_ADDR opens nothing on SQLite: one instance, nothing to forward');
+    return {};
+  }
+  if (ca === undefined) throw new StartupError('CLUSTER_SECRET', 'CLUSTER_ADDR needs CLUSTER_SECRET: instances authenticate each other with certificates of the cluster CA');
+  return { cluster: { addr, routes: new SqlRemoteRouteSource(store) } };
 }
 
 async function bootstrap(store: Store, config: Config, logger: Logger): Promise<void> {

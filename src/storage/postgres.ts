@@ -54,6 +54,7 @@ export function openPostgres(url: string, options: StoreOptions): Store {
     prepare,
     observeQueries: (listener) => queries.add(listener),
     durable: () => Promise.resolve(),
+    listen: (channel, onNotify) => listenFor(connectionString, schema, channel, onNotify),
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -70,4 +71,52 @@ export function splitSchema(url: string): { connectionString: string; schema: st
     throw new Error('The schema parameter of DATABASE_URL must be a lower-case SQL identifier.');
   }
   return { connectionString: parsed.toString(), schema };
+}
+
+const RELISTEN_DELAY_MS = 1_000;
+
+/** LISTEN on a connection outside the pool (a pooled one would be handed to queries); reconnected after a loss. */
+async function listenFor(connectionString: string, schema: string | undefined, channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+  const wanted = schema ?? 'public';
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString, connectionTimeoutMillis: 3000 });
+    next.on('notification', (message) => {
+      if (message.channel === channel && message.payload === wanted) onNotify();
+    });
+    let gone = false;
+    const lost = () => {
+      if (gone) return;
+      gone = true;
+      void next.end().catch(() => {});
+      if (client === next) client = undefined;
+      if (stopped) return;
+      // back: what was missed meanwhile is caught up by one more refresh
+      retry = setTimeout(() => void connect().then(onNotify, () => {}), RELISTEN_DELAY_MS);
+      retry.unref();
+    };
+    next.on('error', lost);
+    next.once('end', lost);
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${channel}`);
+    } catch (error) {
+      lost();
+      throw error;
+    }
+    client = next;
+  };
+  await connect().catch((error: unknown) => {
+    stopped = true; // the caller knows: no retrying behind its back
+    clearTimeout(retry);
+    throw error;
+  });
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await client?.end().catch(() => {});
+  };
 }

@@ -20,6 +20,12 @@ export interface Store {
   durable(): Promise<void>;
   /** Calls `listener` after every query with its kind (select, insert, …), duration and outcome. */
   observeQueries(listener: QueryListener): void;
+  /**
+   * PostgreSQL only: calls `onNotify` for each NOTIFY on `channel` whose payload is this store's
+   * schema, over a connection of its own, reconnected after a loss (what was sent meanwhile is
+   * missed: callers check periodically too). Resolves once listening, with how to stop.
+   */
+  listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   /** Throws when the database cannot answer a trivial query right now. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -24,6 +24,7 @@ import { ReservationWatch } from './agents/reservation-watch.js';
 import type { InspectionSink } from './public/capture.js';
 import type { AcmeRepository } from '../domain/acme/types.js';
 import { acmeCertificates, orderOnBind } from './tls/acme/setup.js';
+import { clusterForwarding, type ClusterForwarding, type ClusterSettings } from './cluster/setup.js';
 
 export interface DataPlaneOptions {
   readonly config: TunnelConfig;
@@ -42,12 +43,14 @@ export interface DataPlaneOptions {
   readonly inspection?: InspectionSink;
   /** ACME state (CERTIFICATES.md §1); used when ACME_DIRECTORY_URL is set. */
   readonly acme?: AcmeRepository;
+  /** Several instances (CLUSTER_ADDR on PostgreSQL, with the cluster CA): forwarding between them. */
+  readonly cluster?: ClusterSettings;
 }
 
 /** The listeners and background work of the data plane, for app/ to start and stop. */
 export interface DataPlane {
   /** The agent port, then the public ones (TCP endpoints, EDGE_HTTP_PORT, EDGE_TLS_PORT). */
-  readonly listeners: readonly (AgentListener | PublicListener)[];
+  readonly listeners: readonly (AgentListener | PublicListener | ClusterForwarding['listener'])[];
   readonly sessions: AgentSessions;
   /** Sends a command to a session held here; false when it is not. */
   deliverLocally(sessionId: string, command: SessionCommand): boolean;
@@ -122,6 +125,8 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     edgeTls && edgeCertificates ? { material: edgeTls, load: loadEdgeTls, apply: (m) => edgeCertificates.replace(m), certificates: edgeCertificates } : undefined,
   );
   options.metrics?.gaugeCertificates(() => [...certificates.served(), ...(acme?.summaries() ?? [])]);
+  if (options.cluster && !options.ca) throw new Error('forwarding between instances needs the cluster CA (CLUSTER_SECRET)');
+  const cluster = options.cluster && options.ca ? await clusterForwarding({ settings: options.cluster, instanceId: options.instanceId, ca: options.ca, registry, agents: sessions, logger }) : undefined;
   const publicListeners = createPublicTraffic({
     host: config.edgeHost,
     httpPort: config.edgeHttpPort,
@@ -137,6 +142,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     tcpLimits: { idleTimeoutMs: config.edgeTcpIdleTimeoutMs, connectionsPerClient: config.edgeTcpConnectionsPerClient },
     proxyProtocolFrom: config.cluster.proxyProtocolFrom,
     inspection: options.inspection,
+    remote: cluster?.remote,
   });
   options.metrics?.gaugeDataPlane({
     sessions: () => sessions.size,
@@ -152,7 +158,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   const agentAddress = `${agentHost.includes(':') ? `[${agentHost}]` : agentHost}:${config.agentPort === 0 ? '<AGENT_PORT>' : config.agentPort}`;
   const caNotice = material.createdCa && material.caPath ? await noticeFor(material.caPath, agentAddress) : undefined;
   return {
-    listeners: [agentListener, ...publicListeners],
+    listeners: [agentListener, ...publicListeners, ...(cluster ? [cluster.listener] : [])],
     sessions,
     deliverLocally: (sessionId, command) => commands.deliverLocally(sessionId, command),
     reloadCertificates: () => certificates.reload(),
@@ -164,6 +170,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
       reservationWatch?.start();
       commands.start();
       certificates.start();
+      cluster?.startBackground();
     },
     stopBackground() {
       acme?.stop();
@@ -171,6 +178,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
       reservationWatch?.stop();
       commands.stop();
       certificates.stop();
+      cluster?.stopBackground();
     },
   };
 }

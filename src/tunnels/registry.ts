@@ -23,6 +23,14 @@ export interface LiveTunnel {
   readonly proxyProto: 0 | 1 | 2;
   /** The bind's IPRestriction and traffic policy, compiled once; run on every connection. Replaced by PatchTunnelState. */
   policy: ConnectionPolicy;
+  /** Set on a tunnel held by another instance: its connections are forwarded there (cluster/). */
+  readonly remote?: RemoteHolder;
+}
+
+/** The instance holding a tunnel of another instance, and where its link listens. */
+export interface RemoteHolder {
+  readonly instanceId: string;
+  readonly clusterAddr: string;
 }
 
 /** Tunnels to pick from, round-robin: an endpoint's pool, or an edge's backend. */
@@ -120,6 +128,8 @@ export interface TcpPortHooks {
  */
 export class TunnelRegistry {
   private readonly pools = new Map<string, EndpointPool>();
+  /** Pools of other instances' endpoints (cluster/remote-tunnels.ts): routed to, never bound into. */
+  private readonly remotePools = new Map<string, EndpointPool>();
   private readonly labeled = new Map<string, LiveTunnel>();
   /** Without public listeners (unit tests, an API-only build) ports are claimed but not opened. */
   tcpPorts: TcpPortHooks = { open: async () => {}, close: () => {} };
@@ -129,8 +139,33 @@ export class TunnelRegistry {
   /** Live wildcard endpoints: with none, a name no endpoint serves costs one lookup, not a walk. */
   private wildcardPools = 0;
 
+  /** This instance's pool of `url` (what binds join). */
   pool(url: string): EndpointPool | undefined {
     return this.pools.get(url);
+  }
+
+  /** Where a public connection to `url` goes: this instance's pool, else another instance's. */
+  route(url: string): EndpointPool | undefined {
+    return this.pools.get(url) ?? this.remotePools.get(url);
+  }
+
+  remotePool(url: string): EndpointPool | undefined {
+    return this.remotePools.get(url);
+  }
+
+  addRemotePool(pool: EndpointPool): void {
+    if (isWildcardUrl(pool.url) && !this.remotePools.has(pool.url)) this.wildcardPools++;
+    this.remotePools.set(pool.url, pool);
+  }
+
+  /** Removes a remote tunnel; returns its pool when that was the last tunnel in it (now removed too). */
+  removeRemote(url: string, tunnelId: string): EndpointPool | undefined {
+    const pool = this.remotePools.get(url);
+    pool?.remove(tunnelId);
+    if (!pool || pool.tunnels.length > 0) return undefined;
+    this.remotePools.delete(url);
+    if (isWildcardUrl(url)) this.wildcardPools--;
+    return pool;
   }
 
   /**
@@ -141,7 +176,7 @@ export class TunnelRegistry {
   wildcardPool(host: string, urls: { urlOf(hostname: string): string }): EndpointPool | undefined {
     if (this.wildcardPools === 0) return undefined;
     for (let dot = host.indexOf('.'); dot !== -1 && host.indexOf('.', dot + 1) !== -1; dot = host.indexOf('.', dot + 1)) {
-      const pool = this.pools.get(urls.urlOf(`*${host.slice(dot)}`));
+      const pool = this.route(urls.urlOf(`*${host.slice(dot)}`));
       if (pool) return pool;
     }
     return undefined;
@@ -203,7 +238,7 @@ export class SchemeRoutes implements HostRoutes {
   }
 
   exact(host: string): EndpointPool | undefined {
-    return this.registry.pool(this.urlOf(host));
+    return this.registry.route(this.urlOf(host));
   }
 
   wildcard(host: string): EndpointPool | undefined {

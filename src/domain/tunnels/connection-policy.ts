@@ -15,6 +15,16 @@ export interface ConnectionPolicy {
   readonly options?: PolicyProgram | undefined;
   /** TLS the bind's options ask burrow to terminate (MutualTLSCA, MutualTLSAtEdge, TLSTermination). */
   readonly edgeTls?: EdgeTlsOption | undefined;
+  /** What it was compiled from: another instance compiles the same to run it on connections it accepts (CLUSTER.md §2). */
+  readonly source?: PolicySource;
+}
+
+/** compileBindPolicy's inputs, as they travel between instances. */
+export interface PolicySource {
+  readonly trafficPolicy: string | undefined;
+  readonly ipRestriction: IpRestrictionOption | null | undefined;
+  readonly kind: EndpointKind;
+  readonly endpointOptions: Readonly<Record<string, unknown>> | undefined;
 }
 
 export const NO_POLICY: ConnectionPolicy = Object.freeze({ ipRestriction: undefined, policy: undefined, options: undefined });
@@ -42,7 +52,13 @@ export function compileBindPolicy(
     ipRestriction: ipRestriction && (ipRestriction.allowCidrs.length > 0 || ipRestriction.denyCidrs.length > 0) ? compileIpRestriction(ipRestriction) : undefined,
     policy: trafficPolicy === undefined || trafficPolicy === '' ? undefined : compileOrRefuse(trafficPolicy, maxRules, subject, kind),
     options: endpointOptions === undefined ? undefined : compileOptions(endpointOptions, kind),
+    source: { trafficPolicy, ipRestriction, kind, endpointOptions },
   };
+}
+
+/** The same policy compiled from what another instance compiled (its source): the rule limit was checked there. */
+export function compilePolicySource(source: PolicySource): ConnectionPolicy {
+  return compileBindPolicy(source.trafficPolicy, source.ipRestriction, Number.MAX_SAFE_INTEGER, source.kind, source.endpointOptions);
 }
 
 /** HTTP-POLICY.md §4: the served endpoint options as a program of the same engine (no rule limit: the agent wrote no policy). */

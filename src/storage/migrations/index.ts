@@ -10,6 +10,7 @@ import { reservedNames } from './010_reserved_names.js';
 import { acme } from './012_acme.js';
 import { cluster } from './013_cluster.js';
 import { tlsTermination } from './016_tls_termination.js';
+import { routeNotifications } from './018_route_notifications.js';
 import { trafficMinutes } from './021_traffic_minutes.js';
 
 /** Every migration in order. Names are permanent: they are recorded in kysely_migration. */
@@ -25,6 +26,7 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '012_acme': acme(dialect),
     '013_cluster': cluster(dialect),
     '016_tls_termination': tlsTermination(dialect),
+    '018_route_notifications': routeNotifications(dialect),
     '021_traffic_minutes': trafficMinutes(dialect),
   };
 }

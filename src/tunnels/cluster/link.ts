@@ -1,18 +1,23 @@
 // The inter-instance link (CLUSTER.md §2): TLS at CLUSTER_ADDR with mutual authentication by
 // link certificates of the cluster CA, one muxado session per pair of instances, opened on
-// demand, heartbeated, opened again on the next use after it breaks. Not yet used for forwarding.
+// demand, heartbeated, opened again on the next use after it breaks. Carries `forward` streams (a
+// public connection, cluster/forwarding.ts) and `describe` streams (a tunnel's policy inputs).
 import { once } from 'node:events';
 import tls from 'node:tls';
 import { MuxadoSession } from '../muxado/session.js';
 import type { MuxadoStream } from '../muxado/stream.js';
 import type { CertificateAuthority } from '../tls/ca.js';
 import { issueCertificate } from '../tls/certificates.js';
+import { readExactly, readToEnd } from './stream-reads.js';
 
 /** The name every link certificate carries, and the only one a link end accepts: agent and edge certificates of the same CA are refused. */
 export const LINK_NAME = 'link.cluster.burrow.invalid';
 
 /** The first byte of every stream says what it is. */
-const KIND = { hello: 0, ping: 1, forward: 2 } as const;
+const KIND = { hello: 0, ping: 1, forward: 2, describe: 3 } as const;
+
+/** What a stream the peer opens carries. */
+export type LinkStreamKind = 'forward' | 'describe';
 const MAX_ID_BYTES = 64;
 
 export interface LinkCredentials {
@@ -32,7 +37,7 @@ export interface ClusterLinkOptions {
   readonly instanceId: string;
   readonly credentials: LinkCredentials;
   /** A stream the peer opened to carry a connection here. */
-  readonly onStream: (stream: MuxadoStream, peerId: string) => void;
+  readonly onStream: (stream: MuxadoStream, peerId: string, kind: LinkStreamKind) => void;
   readonly heartbeatIntervalMs?: number;
   /** No answer to a heartbeat within this: the session is closed (its streams fail at once). */
   readonly heartbeatToleranceMs?: number;
@@ -63,11 +68,31 @@ export class ClusterLink {
   }
 
   /** A new stream to `peerId` at `addr` (host:port), over its session, dialed if there is none. */
-  async open(peerId: string, addr: string): Promise<MuxadoStream> {
-    const session = this.sessions.get(peerId) ?? (await this.dial(peerId, addr));
+  async open(peerId: string, addr: string, kind: LinkStreamKind = 'forward'): Promise<MuxadoStream> {
+    return this.openOn(this.sessions.get(peerId) ?? (await this.dial(peerId, addr)), kind);
+  }
+
+  /**
+   * A new stream now, over the session already up; undefined when there is none (or it is going
+   * away): the caller fails its connection fast, and a dial starts for the next one.
+   */
+  openIfConnected(peerId: string, addr: string, kind: LinkStreamKind = 'forward'): MuxadoStream | undefined {
+    const session = this.sessions.get(peerId);
+    if (session) {
+      try {
+        return this.openOn(session, kind);
+      } catch {
+        session.close(); // going away: the next use dials again
+      }
+    }
+    void this.dial(peerId, addr).catch(() => {});
+    return undefined;
+  }
+
+  private openOn(session: MuxadoSession, kind: LinkStreamKind): MuxadoStream {
     const stream = session.open();
     stream.on('error', () => {});
-    stream.write(Buffer.of(KIND.forward));
+    stream.write(Buffer.of(KIND[kind]));
     return stream;
   }
 
@@ -113,19 +138,21 @@ export class ClusterLink {
     if (peerId !== undefined) this.sessions.set(peerId, session);
     session.on('stream', (stream) => {
       stream.on('error', () => {});
-      void firstByte(stream).then(async (kind) => {
+      void readExactly(stream, 1).then(async (first) => {
+        const kind = first?.[0];
         if (kind === KIND.ping) {
           stream.end(Buffer.of(KIND.ping));
           return void stream.resume();
         }
         if (kind === KIND.hello && peerId === undefined) {
-          const id = await readAll(stream, MAX_ID_BYTES);
+          const id = await readToEnd(stream, MAX_ID_BYTES);
           if (!id) return session.close();
           // the first session between two instances serves both directions
           if (!this.sessions.has(id)) this.sessions.set(id, session);
           return learnt(id);
         }
-        if (kind === KIND.forward) return this.options.onStream(stream, await peer);
+        if (kind === KIND.forward) return this.options.onStream(stream, await peer, 'forward');
+        if (kind === KIND.describe) return this.options.onStream(stream, await peer, 'describe');
         stream.destroy();
       });
     });
@@ -156,38 +183,4 @@ export class ClusterLink {
 
 function hasLinkName(cert: tls.PeerCertificate): boolean {
   return (cert.subjectaltname ?? '').split(', ').includes(`DNS:${LINK_NAME}`);
-}
-
-/** The stream's first byte (undefined if it ends first); the stream is left paused after it. */
-function firstByte(stream: MuxadoStream): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    const onReadable = () => {
-      const byte = stream.read(1) as Buffer | null;
-      if (byte === null) return;
-      stream.off('readable', onReadable);
-      stream.off('end', onEnd);
-      resolve(byte[0]);
-    };
-    const onEnd = () => resolve(undefined);
-    stream.on('readable', onReadable);
-    stream.once('end', onEnd);
-  });
-}
-
-/** The rest of the stream as text, at most `max` bytes (more: empty, the stream destroyed). */
-function readAll(stream: MuxadoStream, max: number): Promise<string> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    stream.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > max) {
-        stream.destroy();
-        return resolve('');
-      }
-      chunks.push(chunk);
-    });
-    stream.once('end', () => resolve(Buffer.concat(chunks).toString()));
-    stream.once('close', () => resolve(Buffer.concat(chunks).toString()));
-  });
 }

@@ -8,7 +8,7 @@ import { SchemeRoutes, type AgentConnections, type EdgeResolver, type TunnelRegi
 import { ConnectionSink, type ConnectionMetrics } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import { HttpProxy } from './http-proxy.js';
-import { KINDS, MAX_PROXY_STREAMS_PER_AGENT, ProxyOpener } from './opener.js';
+import { KINDS, MAX_PROXY_STREAMS_PER_AGENT, ProxyOpener, type RemoteOpener } from './opener.js';
 import { noDelayFromSecondWrite, SOCKET_BUFFER, splice } from './splice.js';
 import { ProxyHeaderGate } from './proxy-header.js';
 import { PolicyGate, endpointOfPool, type PolicyMetrics } from './policy-gate.js';
@@ -51,6 +51,8 @@ export interface PublicTrafficOptions {
   readonly proxyProtocolFrom?: readonly string[];
   /** The traffic inspector of HTTP(S) endpoints; none: nothing captured. */
   readonly inspection?: InspectionSink | undefined;
+  /** Forwarding to tunnels held by other instances (cluster/); none with one instance. */
+  readonly remote?: RemoteOpener | undefined;
 }
 
 /** Builds the public listeners and installs the TCP port hooks into the registry. */
@@ -59,7 +61,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
   const sink = new ConnectionSink(options.logger, options.metrics);
   const gate = new PolicyGate(edge.region, options.metrics);
   const httpPolicy = new HttpPolicy(edge.region, options.metrics);
-  const opener = new ProxyOpener(options.agents);
+  const opener = new ProxyOpener(options.agents, MAX_PROXY_STREAMS_PER_AGENT, options.remote);
   const tcpLimits = new TcpConnectionLimits({ ...options.tcpLimits, busyAt: MAX_PROXY_STREAMS_PER_AGENT / 2 });
   const sockets = new Set<net.Socket>();
   const track = (socket: net.Socket) => {
@@ -76,7 +78,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
   const carryTcp = (socket: net.Socket, port: number, server: net.Server) => {
     socket.on('error', () => {});
     const conn = sink.open('tcp', socket, server);
-    const pool = registry.pool(publicUrl('tcp', edge.publicHost, port));
+    const pool = registry.route(publicUrl('tcp', edge.publicHost, port));
     if (pool) conn.endpointId = pool.endpointId;
     if (pool && (!gate.admit(conn, pool.policy, endpointOfPool(pool)) || !tcpLimits.admit(conn, pool.endpointId))) {
       socket.destroy();

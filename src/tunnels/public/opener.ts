@@ -28,6 +28,11 @@ export const KINDS = {
   http: { proto: 'http', edgeType: '3', passthroughTls: false },
 } as const satisfies Record<string, StreamKind>;
 
+/** Carries a connection to a tunnel held by another instance (cluster/forwarding.ts); undefined when it cannot now. */
+export interface RemoteOpener {
+  open(tunnel: LiveTunnel, kind: StreamKind, client: Address, server: Address | undefined): ProtocolStream | undefined;
+}
+
 export interface OpenedStream {
   readonly tunnel: LiveTunnel;
   readonly stream: ProtocolStream;
@@ -37,6 +42,8 @@ export class ProxyOpener {
   constructor(
     private readonly agents: AgentConnections,
     private readonly maxStreams = MAX_PROXY_STREAMS_PER_AGENT,
+    /** Without it (one instance), another instance's tunnel is never picked. */
+    private readonly remote?: RemoteOpener,
   ) {}
 
   /**
@@ -50,6 +57,12 @@ export class ProxyOpener {
     for (let i = 0; i < tries; i++) {
       const tunnel = choice.pick();
       if (!tunnel) return undefined;
+      if (tunnel.remote) {
+        // the holder writes the PROXY header: it is told the local address only when one is asked
+        const stream = this.remote?.open(tunnel, kind, client, tunnel.proxyProto === 0 ? undefined : serverOf(socket));
+        if (stream) return { tunnel, stream };
+        continue;
+      }
       const connection = this.agents.connectionOf(tunnel.sessionId);
       if (!connection || connection.closed || !connection.authenticated || connection.proxyStreamsOpen >= this.maxStreams) continue;
       let stream: ProtocolStream;

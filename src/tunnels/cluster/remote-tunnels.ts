@@ -1,0 +1,77 @@
+// Other instances' tunnels in this instance's routing table (CLUSTER.md §2): the routing cache's
+// changes become remote pools (endpoints), labeled tunnels (tunnel groups, round-robin with the
+// local ones) and TCP listeners (a TCP endpoint's port is cluster-wide: every instance listens).
+import type { RouteChanges, RemoteRoute } from '../../domain/tunnels/routing-cache.js';
+import type { Logger } from '../../observability/logger.js';
+import { EndpointPool, type LiveTunnel, type TunnelRegistry } from '../registry.js';
+import { remoteTunnel, type Forwarder } from './forwarding.js';
+
+export class RemoteTunnels {
+  private readonly held = new Map<string, LiveTunnel>();
+
+  constructor(
+    private readonly registry: TunnelRegistry,
+    private readonly forwarder: Pick<Forwarder, 'describe'>,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Applies the changes; resolves with the ids of added routes not taken (holder unreachable, tunnel gone). */
+  async apply(changes: RouteChanges): Promise<string[]> {
+    for (const route of changes.removed) this.remove(route.tunnelId);
+    const described = await Promise.all(changes.added.map((route) => this.describe(route)));
+    const missed: string[] = [];
+    changes.added.forEach((route, index) => {
+      const tunnel = described[index];
+      if (tunnel) this.add(route, tunnel);
+      else missed.push(route.tunnelId);
+    });
+    return missed;
+  }
+
+  get size(): number {
+    return this.held.size;
+  }
+
+  private async describe(route: RemoteRoute): Promise<LiveTunnel | undefined> {
+    const holder = { instanceId: route.instanceId, clusterAddr: route.clusterAddr };
+    try {
+      const description = await this.forwarder.describe(holder, route.tunnelId, route.sessionId);
+      return description && remoteTunnel(route, holder, description);
+    } catch (error) {
+      this.logger.warn({ instance: route.instanceId, cluster_addr: route.clusterAddr, tunnel_id: route.tunnelId, error: (error as Error).message }, 'cluster: cannot reach the instance holding a tunnel; retried at the next check');
+      return undefined;
+    }
+  }
+
+  private add(route: RemoteRoute, tunnel: LiveTunnel): void {
+    this.remove(tunnel.id); // a changed route replaces the old one
+    this.held.set(tunnel.id, tunnel);
+    if (tunnel.url === null) return this.registry.addLabeled(tunnel);
+    let pool = this.registry.remotePool(tunnel.url);
+    if (!pool) {
+      pool = new EndpointPool(tunnel.url, route.endpointId ?? '', route.poolingEnabled);
+      this.registry.addRemotePool(pool);
+      const port = tcpPortOf(tunnel.url);
+      if (port !== undefined) this.registry.tcpPorts.open(port).catch((error: Error) => this.logger.warn({ port, error: error.message }, 'cluster: cannot listen on the port of a TCP endpoint held by another instance'));
+    }
+    pool.tunnels.push(tunnel);
+  }
+
+  private remove(tunnelId: string): void {
+    const tunnel = this.held.get(tunnelId);
+    if (!tunnel) return;
+    this.held.delete(tunnelId);
+    if (tunnel.url === null) return this.registry.removeLabeled(tunnelId);
+    const emptied = this.registry.removeRemote(tunnel.url, tunnelId);
+    if (!emptied) return;
+    const port = tcpPortOf(emptied.url);
+    // a port a local bind holds stays open
+    if (port !== undefined && !this.registry.pool(emptied.url)) this.registry.tcpPorts.close(port);
+  }
+}
+
+function tcpPortOf(url: string): number | undefined {
+  if (!url.startsWith('tcp://')) return undefined;
+  const port = Number(url.slice(url.lastIndexOf(':') + 1));
+  return Number.isInteger(port) ? port : undefined;
+}

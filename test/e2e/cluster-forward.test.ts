@@ -1,0 +1,304 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { join } from 'node:path';
+import tls from 'node:tls';
+import { after, before, describe, it } from 'node:test';
+import ngrok from '@ngrok/ngrok';
+import { loadOrCreateCa } from '../../src/tunnels/tls/ca.js';
+import { issueCertificate } from '../../src/tunnels/tls/certificates.js';
+import { clusterSchema, clusterSkipReason } from '../helpers/cluster-db.js';
+import { freePortRange, freePorts, makeCredential } from '../helpers/data-plane.js';
+import { api, cleanupProcesses, generateApiKey, makeTempDir, startServer, type ServerProcess } from '../helpers/server-process.js';
+
+/**
+ * CLUSTER.md §2 end to end: two real instances on one PostgreSQL schema, each on its own
+ * EDGE_HOST (127.0.1.1, 127.0.1.2) with identical public ports, one CLUSTER_SECRET, each its
+ * CLUSTER_ADDR. An SDK agent holds every kind of endpoint and a labeled tunnel on A; clients reach
+ * them all through B, whose link forwards to A. The policy runs once, on B.
+ *
+ * PostgreSQL is its own (test/helpers/cluster-db.ts): it runs once per CI run, in the SQLite pass.
+ */
+const skip = await clusterSkipReason('cluster-forward suite');
+
+const EDGE_A = '127.0.1.1';
+const EDGE_B = '127.0.1.2';
+const HTTP_HOST = 'web.burrow.localhost';
+const TLS_HOST = 'secure.burrow.localhost';
+const EDGE_NAME = 'edge.example.com';
+
+interface Instance extends ServerProcess {
+  agentPort: number;
+  ca: Buffer;
+}
+
+/** `probe` again until it resolves (a bind reaches B's routes within 1 s), its last failure thrown after 3 s. */
+async function eventually<T>(probe: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 3_000;
+  for (;;) {
+    try {
+      return await probe();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+const localPort = (server: net.Server) => (server.address() as net.AddressInfo).port;
+
+describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
+  const schema = clusterSchema('fwd');
+  const closers: (() => unknown)[] = [];
+  let a: Instance;
+  let b: Instance;
+  let ports: { http: number; tls: number; tcp: { first: number; last: number } };
+  let session: ngrok.Session;
+  let credentialId: string;
+  let localHttp: http.Server;
+  let localCa: string;
+  let clusterPort: number;
+  /** The TCP endpoint's port, held by A: B listens on it too while the endpoint lives. */
+  let tcpPort: number;
+  /** A local TLS echo server with a certificate of its own CA (burrow's is not it: passthrough shows). */
+  let localTlsPort: number;
+  /** Headers each request reached the local HTTP server with. */
+  const seen: http.IncomingHttpHeaders[] = [];
+
+  before(async () => {
+    const databaseUrl = schema.url;
+    const [http_, tls_, link, agentA, agentB] = (await freePorts(5)) as [number, number, number, number, number];
+    clusterPort = link;
+    ports = { http: http_, tls: tls_, tcp: await freePortRange(4) };
+    const secret = randomBytes(32).toString('hex');
+    const key = generateApiKey();
+    const start = async (edgeHost: string, agentPort: number): Promise<Instance> => {
+      const tlsDir = makeTempDir('burrow-fwd-');
+      const server = await startServer({
+        databaseUrl,
+        bootstrapApiKey: key,
+        env: {
+          AGENT_PORT: String(agentPort),
+          EDGE_HOST: edgeHost,
+          EDGE_HTTP_PORT: String(ports.http),
+          EDGE_TLS_PORT: String(ports.tls),
+          EDGE_TCP_PORTS: `${ports.tcp.first}-${ports.tcp.last}`,
+          EDGE_DOMAIN: 'burrow.localhost',
+          TLS_DIR: tlsDir,
+          CLUSTER_SECRET: secret,
+          CLUSTER_ADDR: `${edgeHost}:${clusterPort}`,
+          LOG_LEVEL: 'info',
+        },
+      });
+      return Object.assign(server, { agentPort, ca: readFileSync(join(tlsDir, 'ca.pem')) });
+    };
+    a = await start(EDGE_A, agentA);
+    b = await start(EDGE_B, agentB);
+
+    localHttp = http.createServer((req, res) => {
+      seen.push(req.headers);
+      res.end(`local saw ${req.url}`);
+    });
+    await new Promise<void>((resolve) => localHttp.listen(0, '127.0.0.1', resolve));
+    closers.push(() => localHttp.close());
+    const cred = await makeCredential(a, []);
+    credentialId = cred.id;
+    session = await new ngrok.SessionBuilder().authtoken(cred.token).serverAddr(`127.0.0.1:${a.agentPort}`).caCert(a.ca).connect();
+    const localCaAuthority = await loadOrCreateCa(makeTempDir('fwd-local-ca-'));
+    localCa = localCaAuthority.certPem;
+    const leaf = await issueCertificate(localCaAuthority, { dnsNames: [TLS_HOST, EDGE_NAME] });
+    const localTls = tls.createServer({ cert: leaf.certPem, key: leaf.keyPem }, (socket) => {
+      socket.on('error', () => {});
+      socket.pipe(socket);
+    });
+    await new Promise<void>((resolve) => localTls.listen(0, '127.0.0.1', resolve));
+    closers.push(() => localTls.close());
+    localTlsPort = localPort(localTls);
+  });
+
+  after(async () => {
+    await session?.close().catch(() => {});
+    for (const close of closers) await close();
+    await cleanupProcesses();
+    await schema.drop();
+  });
+
+  function get(edgeHost: string, host: string, path: string): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: edgeHost, port: ports.http, path, headers: { host }, agent: false, timeout: 5_000 }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.once('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString() }));
+      });
+      req.once('error', reject);
+      req.once('timeout', () => req.destroy(new Error('timeout')));
+      req.end();
+    });
+  }
+
+  /** One TLS exchange through B's TLS port: writes `text`, resolves with what came back. */
+  function tlsEcho(servername: string, ca: string | Buffer | string[], text: string, plainHttp = false): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = tls.connect({ host: EDGE_B, port: ports.tls, servername, ca, timeout: 5_000 }, () => socket.end(text));
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      // closed with nothing back (no route yet: the port closes it before the handshake) is a failure
+      socket.once('end', () => (chunks.length > 0 ? resolve(Buffer.concat(chunks).toString()) : reject(new Error('closed with no answer'))));
+      socket.once('error', reject);
+      socket.once('timeout', () => socket.destroy(new Error(plainHttp ? 'no answer' : 'timeout')));
+    });
+  }
+
+  const linesOf = (server: ServerProcess, endpointOrEdge: string) =>
+    server.logs().filter((line) => line.event === 'public_connection' && (line.endpoint_id === endpointOrEdge || line.edge_id === endpointOrEdge));
+
+  it('an http endpoint bound on A answers through B within 1 s of the bind, the policy run once, on B', async () => {
+    const policy = JSON.stringify({ on_http_request: [{ actions: [{ type: 'add-headers', config: { headers: { 'x-policy-ran': 'once' } } }] }] });
+    const listener = await session.httpEndpoint().domain(HTTP_HOST).scheme('HTTP').policy(policy).listenAndForward(`http://127.0.0.1:${localPort(localHttp)}`);
+    const bound = Date.now();
+    let answer: { status: number; body: string } | undefined;
+    while (Date.now() - bound < 3_000) {
+      answer = await get(EDGE_B, HTTP_HOST, '/through-b');
+      if (answer.status === 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const elapsed = Date.now() - bound;
+    assert.equal(answer?.status, 200, answer?.body);
+    assert.equal(answer?.body, 'local saw /through-b');
+    assert.ok(elapsed < 1_000, `reachable through B ${elapsed} ms after the bind`);
+    assert.equal(seen.at(-1)?.['x-policy-ran'], 'once');
+    const endpoints = await api(b, 'GET', '/endpoints');
+    const endpoint = (endpoints.body.endpoints as { id: string; public_url: string }[]).find((each) => each.public_url === listener.url());
+    assert.ok(endpoint, endpoints.text);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // log lines are written at the close
+    assert.ok(linesOf(b, endpoint.id).some((line) => line.verdict === 'allowed'), 'B logged the connection');
+    assert.equal(linesOf(a, endpoint.id).length, 0, 'A logged no public_connection for it');
+  });
+
+  it('an https endpoint, a tcp endpoint and a tls endpoint held on A are reached through B', async () => {
+    await session.httpEndpoint().domain(HTTP_HOST.replace('web', 'secure-web')).listenAndForward(`http://127.0.0.1:${localPort(localHttp)}`);
+    const httpsAnswer = await eventually(() => tlsEcho(HTTP_HOST.replace('web', 'secure-web'), b.ca, `GET /s HTTP/1.1\r\nhost: ${HTTP_HOST.replace('web', 'secure-web')}\r\nconnection: close\r\n\r\n`, true));
+    assert.match(httpsAnswer, /^HTTP\/1\.1 200/);
+    assert.match(httpsAnswer, /local saw \/s$/);
+
+    const echo = net.createServer((socket) => socket.pipe(socket));
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    closers.push(() => echo.close());
+    const tcp = await session.tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${localPort(echo)}`);
+    const port = Number(new URL(tcp.url()!).port);
+    tcpPort = port;
+    const reply = await eventually(
+      () =>
+        new Promise<string>((resolve, reject) => {
+          const socket = net.connect({ host: EDGE_B, port }, () => socket.end('over the hop'));
+          const chunks: Buffer[] = [];
+          socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+          socket.once('end', () => (chunks.length > 0 ? resolve(Buffer.concat(chunks).toString()) : reject(new Error('closed without an answer'))));
+          socket.once('error', reject);
+        }),
+    );
+    assert.equal(reply, 'over the hop');
+
+    const tlsListener = await session.tlsEndpoint().domain(TLS_HOST).listenAndForward(`tls://127.0.0.1:${localTlsPort}`);
+    assert.ok(tlsListener.url());
+    // TLS passed through: the client trusts the local server's certificate, not burrow's
+    assert.equal(await eventually(() => tlsEcho(TLS_HOST, localCa, 'passthrough')), 'passthrough');
+  });
+
+  it('a TLS edge whose labeled tunnel is on A is reached through B, and round-robins over tunnels of its group on A and B', async () => {
+    const group = await api(b, 'POST', '/backends/tunnel_group', { body: { labels: { app: 'fwd' } } });
+    assert.equal(group.status, 201, group.text);
+    const edge = await api(b, 'POST', '/edges/tls', { body: { hostports: [`${EDGE_NAME}:443`] } });
+    assert.equal(edge.status, 201, edge.text);
+    assert.equal((await api(b, 'PUT', `/edges/tls/${edge.body.id}/backend`, { body: { backend_id: group.body.id } })).status, 200);
+    await session.labeledListener().label('app', 'fwd').listenAndForward(`tls://127.0.0.1:${localTlsPort}`);
+    const echoed = await eventually(() => tlsEcho(EDGE_NAME, localCa, 'edge hop'));
+    assert.equal(echoed, 'edge hop');
+
+    // a tunnel of the same group held by B: the edge's connections go round-robin over both
+    const caOfB = await loadOrCreateCa(makeTempDir('fwd-b-ca-'));
+    const leaf = await issueCertificate(caOfB, { dnsNames: [EDGE_NAME] });
+    const onB = tls.createServer({ cert: leaf.certPem, key: leaf.keyPem }, (socket) => {
+      socket.on('error', () => {});
+      socket.write('B:');
+      socket.pipe(socket);
+    });
+    await new Promise<void>((resolve) => onB.listen(0, '127.0.0.1', resolve));
+    closers.push(() => onB.close());
+    const cred = await makeCredential(b, []);
+    const sessionB = await new ngrok.SessionBuilder().authtoken(cred.token).serverAddr(`127.0.0.1:${b.agentPort}`).caCert(b.ca).connect();
+    closers.unshift(() => sessionB.close().catch(() => {}));
+    await sessionB.labeledListener().label('app', 'fwd').listenAndForward(`tls://127.0.0.1:${localPort(onB)}`);
+    const answers = new Set<string>();
+    for (let i = 0; i < 6; i++) answers.add(await tlsEcho(EDGE_NAME, [localCa, caOfB.certPem], 'rr').catch((error: Error) => error.message));
+    assert.deepEqual([...answers].sort(), ['B:rr', 'rr']);
+  });
+
+  it('the link at CLUSTER_ADDR opens no stream for a stranger: no certificate, or one of another CA', async () => {
+    const otherCa = await loadOrCreateCa(makeTempDir('fwd-stranger-'));
+    const stranger = await issueCertificate(otherCa, { dnsNames: ['link.cluster.burrow.invalid'], clientAuth: true });
+    for (const client of [{}, { cert: stranger.certPem, key: stranger.keyPem }]) {
+      const outcome = await new Promise<string>((resolve) => {
+        const socket = tls.connect({ host: EDGE_B, port: clusterPort, servername: 'link.cluster.burrow.invalid', ca: b.ca, ...client });
+        socket.on('error', () => {});
+        // a muxado SYN of a forward stream, then a forward header naming a tunnel held by A
+        socket.write(Buffer.from([0, 0, 0, 1, (1 << 4) | 2, 0, 0, 0, 3, 2]));
+        socket.on('data', () => resolve('answered'));
+        socket.once('close', () => resolve('closed'));
+      });
+      assert.equal(outcome, 'closed');
+    }
+  });
+
+  it('revoking the credential through B ends the session held by A within 1 s of the answer; its endpoints leave B, TCP port included', async () => {
+    const deleted = await api(b, 'DELETE', `/credentials/${credentialId}`);
+    assert.equal(deleted.status, 204);
+    const answered = Date.now();
+    while (!a.logs().some((line) => line.event === 'session_end') && Date.now() - answered < 3_000) await new Promise((resolve) => setTimeout(resolve, 10));
+    const elapsed = Date.now() - answered;
+    assert.ok(a.logs().some((line) => line.event === 'session_end'), 'A ended the session');
+    assert.ok(elapsed < 1_000, `ended ${elapsed} ms after the DELETE's answer`);
+    // and its endpoints are gone from B's routes: B answers as for an unknown host
+    let status = 0;
+    for (let i = 0; i < 40 && status !== 404; i++) {
+      status = (await get(EDGE_B, HTTP_HOST, '/gone')).status;
+      if (status !== 404) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(status, 404);
+    // the TCP endpoint's port closes on B too
+    const refused = await eventually(
+      () =>
+        new Promise<boolean>((resolve, reject) => {
+          const socket = net.connect({ host: EDGE_B, port: tcpPort });
+          socket.once('connect', () => {
+            socket.destroy();
+            reject(new Error('B still listens'));
+          });
+          socket.once('error', () => resolve(true));
+        }),
+    );
+    assert.equal(refused, true);
+  });
+
+  it('when the holder dies, a connection routed to it through B fails fast with a 502; the link is dialed again on the next use', async () => {
+    const cred = await makeCredential(a, []);
+    const own = await new ngrok.SessionBuilder().authtoken(cred.token).serverAddr(`127.0.0.1:${a.agentPort}`).caCert(a.ca).connect();
+    closers.unshift(() => own.close().catch(() => {}));
+    await own.httpEndpoint().domain('doomed.burrow.localhost').scheme('HTTP').listenAndForward(`http://127.0.0.1:${localPort(localHttp)}`);
+    let status = 0;
+    for (let i = 0; i < 40 && status !== 200; i++) {
+      status = (await get(EDGE_B, 'doomed.burrow.localhost', '/')).status;
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(status, 200);
+    await a.kill();
+    const asked = Date.now();
+    const answer = await get(EDGE_B, 'doomed.burrow.localhost', '/after');
+    assert.equal(answer.status, 502, answer.body);
+    assert.ok(Date.now() - asked < 1_000, `answered after ${Date.now() - asked} ms`);
+    const again = await get(EDGE_B, 'doomed.burrow.localhost', '/again');
+    assert.equal(again.status, 502, 'still nobody there: refused again, fast');
+  });
+});
