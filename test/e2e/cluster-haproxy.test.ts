@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
+import type tls from 'node:tls';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import ngrok from '@ngrok/ngrok';
 import { clusterUnavailable, get, startCluster, startEchoService, type Answer, type Cluster, type Instance } from '../helpers/cluster.js';
 import { makeCredential, waitFor } from '../helpers/data-plane.js';
-import { startPlainService } from '../helpers/plain-service.js';
+import { startPlainService, tlsExchange } from '../helpers/plain-service.js';
 import { api, cleanupProcesses } from '../helpers/server-process.js';
 import { onSqlitePassOnly } from '../helpers/stores.js';
 import { spawnAgent, type TrafficServer } from '../helpers/traffic.js';
@@ -71,6 +72,12 @@ describe('three instances behind HAProxy (README configuration)', { skip: unavai
       .listenAndForward(`http://127.0.0.1:${echo.port}`);
     const tcp = await session.tcpEndpoint().listenAndForward(`tcp://127.0.0.1:${plain.port}`);
     tcpUrl = tcp.url()!;
+    // a TLS edge terminating at the edge, its backend a labeled tunnel of the session
+    await session.labeledListener().label('edge', 'cluster').listenAndForward(`tcp://127.0.0.1:${plain.port}`);
+    const first = cluster.instances[0]!.server;
+    const group = await api(first, 'POST', '/backends/tunnel_group', { body: { labels: { edge: 'cluster' } } });
+    const edge = await api(first, 'POST', '/edges/tls', { body: { hostports: [`${host('edge')}:443`], backend: { backend_id: group.body.id }, tls_termination: { terminate_at: 'edge' } } });
+    assert.equal(edge.status, 201, edge.text);
     const holder = holderOf(credentialId)!;
     const other = cluster.instances.find((instance) => instance !== holder)!;
     // forwarding between instances is another piece of work: known by whether a non-holder serves
@@ -88,6 +95,9 @@ describe('three instances behind HAProxy (README configuration)', { skip: unavai
     await plain?.close();
   });
 
+  /** A TLS client of the edge's hostport at `address`, trusting the cluster CA. */
+  const viaEdge = (address: string) => tlsExchange(cluster.ports.tls, host('edge'), 'hello', { host: address, ca: readFileSync(cluster.caPath), ...({ localAddress: '127.0.0.2' } as tls.ConnectionOptions) });
+
   const needsForwarding = (t: TestContext): boolean => {
     if (forwards) return false;
     t.skip('needs forwarding between instances (CLUSTER.md §2), not in this build');
@@ -100,7 +110,7 @@ describe('three instances behind HAProxy (README configuration)', { skip: unavai
     assert.ok(holderOf(credentialId), 'one instance holds the session');
   });
 
-  it('http, https and tcp endpoints answer through the holding instance, and the client address comes through PROXY v2', async () => {
+  it('http, https and tcp endpoints and a TLS edge answer through the holding instance, and the client address comes through PROXY v2', async () => {
     const holder = holderOf(credentialId)!;
     assert.equal((await direct(holder, 'app', '/x')).body, `served /x xff=127.0.0.2`);
     // through the balancer from 127.0.0.3: the address the PROXY header carries, not HAProxy's
@@ -113,6 +123,7 @@ describe('three instances behind HAProxy (README configuration)', { skip: unavai
     assert.equal(secure.status, 200);
     const port = Number(new URL(tcpUrl.replace('tcp:', 'http:')).port);
     assert.equal(await tcpGreeting(holder.host, port), 'plain');
+    assert.equal((await viaEdge(holder.host)).greeting, 'plain');
   });
 
   it('every endpoint answers through every instance and through the balancer', async (t) => {
@@ -122,6 +133,7 @@ describe('three instances behind HAProxy (README configuration)', { skip: unavai
       assert.equal((await direct(instance, 'app')).status, 200, `http through ${instance.host}`);
       assert.equal((await httpsGet(instance.host, cluster.ports.tls, host('secure'), readFileSync(cluster.caPath))).status, 200, `https through ${instance.host}`);
       assert.equal(await tcpGreeting(instance.host, port), 'plain', `tcp through ${instance.host}`);
+      assert.equal((await viaEdge(instance.host)).greeting, 'plain', `the TLS edge through ${instance.host}`);
     }
     for (let i = 0; i < 6; i++) assert.equal((await balanced('app')).status, 200);
   });
@@ -204,9 +216,12 @@ describe('three instances behind HAProxy (README configuration)', { skip: unavai
   it("an agent started again after its instance died binds that instance's name and port at once (claims released, not swept)", async () => {
     const agentAt = { agentPort: cluster.ports.agent, caPath: cluster.caPath } as TrafficServer;
     const crashed = await makeCredential(cluster.instances[0]!.server, []);
+    // a port of the range that the first session's random tcp endpoint does not hold (same account: 334)
+    const taken = Number(new URL(tcpUrl.replace('tcp:', 'http:')).port);
+    const port = taken === cluster.ports.tcp.last ? cluster.ports.tcp.first : cluster.ports.tcp.last;
     const endpoints = [
       { kind: 'https' as const, forward: `http://127.0.0.1:${echo.port}`, domain: host('crash') },
-      { kind: 'tcp' as const, forward: `tcp://127.0.0.1:${plain.port}`, remoteAddr: `127.0.0.1:${cluster.ports.tcp.last}` },
+      { kind: 'tcp' as const, forward: `tcp://127.0.0.1:${plain.port}`, remoteAddr: `127.0.0.1:${port}` },
     ];
     const first = await spawnAgent(agentAt, crashed.token, endpoints);
     const holder = await waitFor('the session held', () => holderOf(crashed.id));
@@ -221,7 +236,7 @@ describe('three instances behind HAProxy (README configuration)', { skip: unavai
     assert.deepEqual(second.urls, first.urls);
     assert.ok(took <= 10_000, `took ${took} ms`);
     const now = await waitFor('the new session held', () => holderOf(crashed.id));
-    assert.equal(await tcpGreeting(now.host, cluster.ports.tcp.last), 'plain');
+    assert.equal(await tcpGreeting(now.host, port), 'plain');
     await second.kill();
     await cluster.restart(holder);
   });
