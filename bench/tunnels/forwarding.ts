@@ -135,12 +135,18 @@ async function startTwoInstances(ctx: RunContext, local: LocalServers): Promise<
     routes.http.set(name, { host: `127.0.1.${k}`, port: httpPort, hostHeader: `bench-fwd.${EDGE_DOMAIN}`, pids: pids(server) });
     routes.tcp.set(name, { host: `127.0.1.${k}`, port: Number(new URL(ready.urls?.tcp ?? `tcp://x:${tcpPort}`).port), pids: pids(server) });
   }
-  // forwarding exists when the second instance carries a probe to the first one's agent
+  const probe = async (name: string) => (await probeHttp(routes.http.get(name)!, SMALL_BODY)) ?? (await probeEcho(routes.tcp.get(name)!));
+  const holdingProblem = await probe(HOLDING);
+  // forwarding exists when the second instance carries a probe to the first one's agent (binds reach it within 1 s)
   await new Promise((resolve) => setTimeout(resolve, 1_000));
-  const problem = (await probeHttp(routes.http.get(FORWARDING)!, SMALL_BODY)) ?? (await probeEcho(routes.tcp.get(FORWARDING)!));
-  if (problem !== undefined) {
+  const problem = holdingProblem === undefined ? await probe(FORWARDING) : undefined;
+  if (holdingProblem !== undefined || problem !== undefined) {
     await close();
-    return { skip: `the instance that does not hold the agent did not carry a probe (${problem}): forwarding between instances is not in this build` };
+    return {
+      skip: holdingProblem !== undefined
+        ? `the holding instance did not carry a probe (${holdingProblem})`
+        : `the instance that does not hold the agent did not carry a probe (${problem}): forwarding between instances is not in this build`,
+    };
   }
   return { holding, forwarding, agent, routes, close };
 }
