@@ -109,13 +109,20 @@ async function startTwoInstances(ctx: RunContext, local: LocalServers): Promise<
         EDGE_TCP_CONNECTIONS_PER_CLIENT: '0',
       },
     });
-  const holding = await start(1, agentA);
-  const forwarding = await start(2, agentB);
   const dropSchema = async () => {
     const client = new pg.Client({ connectionString: POSTGRES });
     await client.connect();
     await client.query(`drop schema if exists ${schema} cascade`).finally(() => client.end());
   };
+  const holding = await start(1, agentA).catch(async (error: unknown) => {
+    await dropSchema().catch(() => {});
+    throw error;
+  });
+  const forwarding = await start(2, agentB).catch(async (error: unknown) => {
+    await holding.stop();
+    await dropSchema().catch(() => {});
+    throw error;
+  });
   const credential = await api<{ token: string }>({ baseUrl: holding.baseUrl, apiKey }, 'POST', '/credentials', { body: { description: 'bench forwarding' } });
   const plane = { server: holding, apiKey, token: credential.body.token, agentPort: agentA, httpPort, tlsPort, caPath: join(ctx.dir, 'tls-1', 'ca.pem') };
   const { agent, ready } = await startAgent(plane, 'forwarding agent', {
