@@ -34,7 +34,7 @@ export interface BenchOptions {
 export const COMPARE_SCENARIOS = ['get', 'create', 'update', 'list', 'policy'];
 export const SCALE_SCENARIOS = ['get', 'list'];
 export const PROFILE_SCENARIOS = ['get', 'create', 'update'];
-export const TUNNEL_SCENARIOS = ['bulk', 'connections', 'http', 'http64k', 'http-close', 'tls-edge', 'policy', 'http-policy', 'capture', 'streams', 'idle-sessions'];
+export const TUNNEL_SCENARIOS = ['bulk', 'connections', 'http', 'http64k', 'http-close', 'tls-edge', 'policy', 'http-policy', 'capture', 'streams', 'forwarding', 'idle-sessions'];
 
 const USAGE = `npm run bench -- [flags]
 

@@ -156,6 +156,8 @@ export interface BurrowStart {
   nodeFlags?: string[];
   /** More variables (the data plane's ports, TLS_DIR …); the data plane is off without them. */
   env?: Record<string, string>;
+  /** Where its log file goes; default: beside the SQLite file. */
+  logDir?: string;
 }
 
 /**
@@ -177,7 +179,7 @@ export async function startBurrow(options: BurrowStart): Promise<ServerChild> {
   });
   // The data plane's own ports are not the API (and probing a TLS port over HTTP only waits).
   const dataPlanePorts = new Set(['AGENT_PORT', 'EDGE_HTTP_PORT', 'EDGE_TLS_PORT'].map((name) => Number(env[name])));
-  const logFile = openSync(join(dirname(options.databaseUrl.slice('sqlite:'.length)), `${options.name}.log`), 'a');
+  const logFile = openSync(join(options.logDir ?? dirname(options.databaseUrl.slice('sqlite:'.length)), `${options.name}.log`), 'a');
   const child = track(
     spawnNode([...(options.nodeFlags ?? []), ...options.command.args], {
       cwd: PROJECT_ROOT,

@@ -12,6 +12,7 @@ import { agentEndpoints, burrowMemory, burrowRoutes, capturedRequests, createTls
 import { captureScenario, httpPolicyScenario, probeHttpPolicy } from './http-features.js';
 import { makeSelfSignedCert } from './certs.js';
 import { idleSessionsScenario } from './idle.js';
+import { forwardingScenario } from './forwarding.js';
 import { SMALL_BODY } from './wire.js';
 import { directPath, portOf, route, startLocaltunnel, startLocalServers, startTcpRelay, startTlsRelayPair, type Path, type Route } from './paths.js';
 import { benchHttpPolicy, benchPolicy, POLICY_RULES } from './policy.js';
@@ -182,6 +183,7 @@ export async function runTunnels(ctx: RunContext): Promise<ModeResult> {
       'http-policy': () => httpPolicyScenario(tools, lanes),
       capture: () => captureScenario(tools, lanes),
       streams: () => streamsScenario(tools, lanes, plane.server.pid),
+      forwarding: () => forwardingScenario(ctx, tools, local),
       'idle-sessions': () => idleSessionsScenario(tools, plane, `http://127.0.0.1:${portOf(local.http)}`),
     };
     // In the order of TUNNEL_SCENARIOS: idle sessions last, so their 1,000 sessions weigh on nothing else.

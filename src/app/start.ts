@@ -180,10 +180,15 @@ export async function start(config: Config, logger: Logger = createLogger(config
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      // Phase 1: every listener stops looking ready; phase 2: all drain together; then the store.
+      // Phase 1: every listener stops looking ready (/readyz 503); phase 2: the data plane stops
+      // accepting and drains (agents get GOAWAY and move on) while the API still answers, so a
+      // balancer's health check reads 503 rather than a refusal; then the API drains; then the store.
+      const deadline = Date.now() + config.shutdownGraceMs;
       for (const listener of listeners) listener.beginShutdown();
+      const [api, ...plane] = listeners;
       try {
-        await Promise.all(listeners.map((listener) => listener.close(config.shutdownGraceMs)));
+        await Promise.all(plane.map((listener) => listener.close(config.shutdownGraceMs)));
+        await api!.close(Math.max(0, deadline - Date.now()));
       } finally {
         dataPlane?.stopBackground();
         await rollup.close();

@@ -4,6 +4,8 @@ import type { TunnelConfig } from '../config.js';
 import type { EdgeSettings } from '../domain/tunnels/binds.js';
 import { AgentIngress, type IngressRepository } from '../domain/tunnels/ingress.js';
 import type { DataPlaneRepository, SessionCommand } from '../domain/tunnels/types.js';
+import { Failover, type FailoverRepository } from '../domain/tunnels/failover.js';
+import { addressAnswers } from './address-probe.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { AgentListener } from './agents/agent-listener.js';
@@ -30,7 +32,7 @@ export interface DataPlaneOptions {
   readonly config: TunnelConfig;
   readonly maxPolicyRules: number;
   readonly instanceId: string;
-  readonly repository: IngressRepository & DataPlaneRepository;
+  readonly repository: IngressRepository & DataPlaneRepository & FailoverRepository;
   readonly logger: Logger;
   readonly metrics?: Metrics;
   /** TLS edges by their hostport host (across accounts); without it no edge is served. */
@@ -93,6 +95,10 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
       maxPolicyRules: options.maxPolicyRules,
     },
     options.instanceId,
+    undefined,
+    new Failover(repository, options.instanceId, addressAnswers, {
+      onTakeover: (instance, sessions) => logger.info({ event: 'instance_taken_over', gone_instance_id: instance, sessions }, 'released the names, ports and URLs of an instance proven gone'),
+    }),
   );
   const registry = new TunnelRegistry();
   const reservations = options.reservations

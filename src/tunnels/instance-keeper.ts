@@ -1,8 +1,13 @@
 import type { DataPlaneRepository } from '../domain/tunnels/types.js';
+import { INSTANCE_BEAT_MS } from '../domain/tunnels/failover.js';
 import type { Logger } from '../observability/logger.js';
 
-/** How often an instance says it is alive, and after how long without it its rows are swept. */
-export const INSTANCE_BEAT_MS = 5_000;
+export { INSTANCE_BEAT_MS };
+/**
+ * After how long without a beat an instance's rows are swept by anyone. A bind that meets one
+ * of its names or URLs proves it gone far sooner (domain/tunnels/failover.ts); the beat is
+ * frequent (1 s) for that proof.
+ */
 export const INSTANCE_STALE_MS = 45_000;
 const SWEEP_EVERY_MS = 10_000;
 

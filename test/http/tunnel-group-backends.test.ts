@@ -59,6 +59,8 @@ async function createEdge(body: unknown = {}, key?: string): Promise<Edge> {
   return json<Edge>(response);
 }
 
+const INSTANCE = newBareId('inst');
+
 /** A live labeled tunnel row, as the data plane writes it when an agent starts one. */
 async function insertTunnel(accountId: string, labels: Record<string, string> | null): Promise<string> {
   const id = newBareId('tn');
@@ -66,7 +68,7 @@ async function insertTunnel(accountId: string, labels: Record<string, string> | 
     id,
     accountId,
     sessionId: newBareId('ts'),
-    instanceId: newBareId('inst'),
+    instanceId: INSTANCE,
     proto: labels === null ? 'tcp' : '',
     publicUrl: labels === null ? 'tcp://1.tcp.example.net:20001' : null,
     labels,
@@ -290,7 +292,7 @@ describe('the tunnels of a tunnel group', () => {
     assert.deepEqual(listed.backends[0]!.tunnels, group.tunnels);
 
     // A tunnel that goes is no longer listed; one that comes is.
-    await tunnels.deleteTunnel(exact);
+    await tunnels.deleteTunnel(exact, INSTANCE);
     const later = await insertTunnel(account, { app: 'web', env: 'prod' });
     const got = json<Group>(await t.call({ method: 'GET', url: `/backends/tunnel_group/${group.id}`, key: caller.key }));
     assert.deepEqual(got.tunnels.map((ref) => ref.id), [superset, later]);

@@ -5,6 +5,7 @@ import { agentErrors } from './agent-errors.js';
 import { takenRefusal } from './bind-plan.js';
 import { claimKey, type EdgeSettings } from './binds.js';
 import type { Endpoint, Tunnel, TunnelSession } from './types.js';
+import type { Failover } from './failover.js';
 
 /** A credential as the agent ingress needs it: what it may bind, and how to check its token. */
 export interface AgentCredential {
@@ -28,20 +29,36 @@ export interface IngressRepository {
    */
   forgetSessionElsewhere(sessionId: string, instanceId: string): Promise<void>;
   insertSession(session: TunnelSession): Promise<void>;
-  /** Removes a session with its tunnels, its endpoints and this instance's claims no tunnel still uses. */
-  deleteSession(id: string): Promise<void>;
-  /** Claims `key` for the account on this instance; returns the account that holds it. */
-  claim(key: string, accountId: string, instanceId: string, claimedAt: string): Promise<string>;
+  /**
+   * Removes the session's row and tunnels as `instanceId` recorded them: a session resumed on
+   * another instance meanwhile (a drain, a failover) keeps the rows written there.
+   */
+  deleteSession(id: string, instanceId: string): Promise<void>;
+  /** Claims `key` for the account on this instance; returns who holds it (undefined: released meanwhile). */
+  claim(key: string, accountId: string, instanceId: string, claimedAt: string): Promise<ClaimHolder | undefined>;
+  /**
+   * Gives up this instance's claim; one that another instance's endpoint of the same account
+   * still serves (its agent moved there) passes to that instance instead of going.
+   */
   release(key: string, accountId: string, instanceId: string): Promise<void>;
   /** Inserts the endpoint unless its URL is taken; returns false when it is. */
   insertEndpoint(endpoint: Endpoint): Promise<boolean>;
+  /** The instance whose endpoint serves `url`, undefined when none does. */
+  endpointHolder(url: string): Promise<string | undefined>;
   deleteEndpoint(id: string): Promise<void>;
   insertTunnel(tunnel: Tunnel): Promise<void>;
-  deleteTunnel(id: string): Promise<void>;
+  /** Removes the tunnel row as `instanceId` recorded it (a rebind elsewhere keeps the id: its row stays). */
+  deleteTunnel(id: string, instanceId: string): Promise<void>;
   /** PatchTunnelState: the tunnel's metadata (durable before it resolves). */
   updateTunnelMetadata(id: string, metadata: string): Promise<void>;
   /** PatchTunnelState: the endpoint's traffic policy as the API shows it (durable before it resolves). */
   updateEndpointPolicy(id: string, trafficPolicy: string, updatedAt: string): Promise<void>;
+}
+
+/** Who holds a claimed name or port. */
+export interface ClaimHolder {
+  readonly accountId: string;
+  readonly instanceId: string;
 }
 
 export interface IngressLimits {
@@ -78,6 +95,8 @@ export class AgentIngress {
     private readonly limits: IngressLimits,
     private readonly instanceId: string,
     private readonly clock: Clock = { now: () => new Date() },
+    /** Releases the claims and URLs of an instance proven gone (CLUSTER.md §3); without it they wait for the sweep. */
+    private readonly failover?: Failover,
   ) {}
 
   /** Checks the token (105 / 107) and the session limit (108), then records the session. */
@@ -117,15 +136,37 @@ export class AgentIngress {
     return this.repository.insertSession(session);
   }
 
+  /** Removes a session's row and tunnels as this instance recorded them. */
   endSession(sessionId: string): Promise<void> {
-    return this.repository.deleteSession(sessionId);
+    return this.repository.deleteSession(sessionId, this.instanceId);
   }
 
-  /** Claims a name or port for the account (320 / 309 when another account holds it). */
+  /**
+   * Claims a name or port for the account (320 / 309 when another account holds it). A claim
+   * of the same account held by another instance is shared (its agent may be moving here); one
+   * of another account held by an instance proven gone is released first.
+   */
   async claim(target: { kind: 'hostname'; hostname: string } | { kind: 'tcp'; port: number }, accountId: string): Promise<void> {
     const key = claimKey(target);
-    const holder = await this.repository.claim(key, accountId, this.instanceId, this.clock.now().toISOString());
-    if (holder !== accountId) throw takenRefusal(target, accountId, this.edge);
+    const claimOnce = () => this.repository.claim(key, accountId, this.instanceId, this.clock.now().toISOString());
+    let holder = await claimOnce();
+    if (holder && holder.accountId !== accountId && (await this.releasedIfGone(holder.instanceId))) holder = await claimOnce();
+    if (holder?.accountId !== accountId) throw takenRefusal(target, accountId, this.edge);
+  }
+
+  /**
+   * Writes the endpoint row of a new pool; false when another instance's endpoint serves the URL
+   * and that instance is alive. One left by an instance proven gone is released first.
+   */
+  async openEndpoint(endpoint: Endpoint): Promise<boolean> {
+    if (await this.repository.insertEndpoint(endpoint)) return true;
+    const holder = await this.repository.endpointHolder(endpoint.url);
+    if (holder !== undefined && !(await this.releasedIfGone(holder))) return false;
+    return this.repository.insertEndpoint(endpoint);
+  }
+
+  private releasedIfGone(instanceId: string): Promise<boolean> {
+    return this.failover && instanceId !== this.instanceId ? this.failover.releaseIfGone(instanceId) : Promise.resolve(false);
   }
 
   release(target: { kind: 'hostname'; hostname: string } | { kind: 'tcp'; port: number }, accountId: string): Promise<void> {

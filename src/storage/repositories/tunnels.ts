@@ -1,4 +1,5 @@
-import type { AgentCredential, IngressRepository } from '../../domain/tunnels/ingress.js';
+import type { AgentCredential, ClaimHolder, IngressRepository } from '../../domain/tunnels/ingress.js';
+import type { FailoverRepository, InstanceRecord } from '../../domain/tunnels/failover.js';
 import type { DataPlaneRepository, Endpoint, SessionCommand, Tunnel, TunnelSession } from '../../domain/tunnels/types.js';
 import type { Store } from '../types.js';
 
@@ -7,7 +8,7 @@ import type { Store } from '../types.js';
  * bind), so plain Kysely queries; every row names its instance so a dead instance's rows can be
  * swept by any other.
  */
-export class SqlTunnelRepository implements IngressRepository, DataPlaneRepository {
+export class SqlTunnelRepository implements IngressRepository, DataPlaneRepository, FailoverRepository {
   constructor(private readonly store: Store) {}
 
   private get db() {
@@ -63,24 +64,44 @@ export class SqlTunnelRepository implements IngressRepository, DataPlaneReposito
     await this.store.durable();
   }
 
-  async deleteSession(id: string): Promise<void> {
-    await this.db.deleteFrom('tunnels').where('session_id', '=', id).execute();
-    await this.db.deleteFrom('tunnel_sessions').where('id', '=', id).execute();
+  async deleteSession(id: string, instanceId: string): Promise<void> {
+    await this.db.deleteFrom('tunnels').where('session_id', '=', id).where('instance_id', '=', instanceId).execute();
+    await this.db.deleteFrom('tunnel_sessions').where('id', '=', id).where('instance_id', '=', instanceId).execute();
   }
 
-  async claim(key: string, accountId: string, instanceId: string, claimedAt: string): Promise<string> {
+  async claim(key: string, accountId: string, instanceId: string, claimedAt: string): Promise<ClaimHolder | undefined> {
     await this.db
       .insertInto('tunnel_claims')
       .values({ key, account_id: accountId, instance_id: instanceId, claimed_at: claimedAt })
       .onConflict((c) => c.column('key').doNothing())
       .execute();
-    const row = await this.db.selectFrom('tunnel_claims').select('account_id').where('key', '=', key).executeTakeFirst();
+    const row = await this.db.selectFrom('tunnel_claims').select(['account_id', 'instance_id']).where('key', '=', key).executeTakeFirst();
     // Released between the two statements: claim again on the next bind rather than loop here.
-    return row?.account_id ?? '';
+    return row ? { accountId: row.account_id, instanceId: row.instance_id } : undefined;
   }
 
   async release(key: string, accountId: string, instanceId: string): Promise<void> {
-    await this.db.deleteFrom('tunnel_claims').where('key', '=', key).where('account_id', '=', accountId).where('instance_id', '=', instanceId).execute();
+    const owned = this.db.updateTable('tunnel_claims').where('key', '=', key).where('account_id', '=', accountId).where('instance_id', '=', instanceId);
+    const heir = await this.heirOf(key, accountId, instanceId);
+    if (heir !== undefined) await owned.set({ instance_id: heir }).execute();
+    else await this.db.deleteFrom('tunnel_claims').where('key', '=', key).where('account_id', '=', accountId).where('instance_id', '=', instanceId).execute();
+  }
+
+  /** Another instance whose endpoint of the account serves the claimed name or port. */
+  private async heirOf(key: string, accountId: string, instanceId: string): Promise<string | undefined> {
+    const [kind, value] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
+    let query = this.db.selectFrom('endpoints').select('instance_id').where('account_id', '=', accountId).where('instance_id', '<>', instanceId);
+    query = kind === 'tcp' ? query.where('proto', '=', 'tcp').where('port', '=', Number(value)) : query.where('proto', '<>', 'tcp').where('host', '=', value);
+    return (await query.limit(1).executeTakeFirst())?.instance_id;
+  }
+
+  async endpointHolder(url: string): Promise<string | undefined> {
+    return (await this.db.selectFrom('endpoints').select('instance_id').where('url', '=', url).executeTakeFirst())?.instance_id;
+  }
+
+  async instanceRecord(instanceId: string): Promise<InstanceRecord | undefined> {
+    const row = await this.db.selectFrom('instances').select(['last_seen_at', 'cluster_addr']).where('id', '=', instanceId).executeTakeFirst();
+    return row ? { lastSeenAtMs: Number(row.last_seen_at), clusterAddr: row.cluster_addr } : undefined;
   }
 
   async insertEndpoint(endpoint: Endpoint): Promise<boolean> {
@@ -130,8 +151,8 @@ export class SqlTunnelRepository implements IngressRepository, DataPlaneReposito
     await this.store.durable();
   }
 
-  async deleteTunnel(id: string): Promise<void> {
-    await this.db.deleteFrom('tunnels').where('id', '=', id).execute();
+  async deleteTunnel(id: string, instanceId: string): Promise<void> {
+    await this.db.deleteFrom('tunnels').where('id', '=', id).where('instance_id', '=', instanceId).execute();
   }
 
   async updateTunnelMetadata(id: string, metadata: string): Promise<void> {
@@ -159,7 +180,10 @@ export class SqlTunnelRepository implements IngressRepository, DataPlaneReposito
   }
 
   async removeInstance(instanceId: string): Promise<number> {
-    for (const table of ['tunnels', 'endpoints', 'tunnel_claims', 'session_commands'] as const) {
+    // its claims that another instance's endpoint serves pass to that instance
+    const claims = await this.db.selectFrom('tunnel_claims').select(['key', 'account_id']).where('instance_id', '=', instanceId).execute();
+    for (const claim of claims) await this.release(claim.key, claim.account_id, instanceId);
+    for (const table of ['tunnels', 'endpoints', 'session_commands'] as const) {
       await this.db.deleteFrom(table).where('instance_id', '=', instanceId).execute();
     }
     const sessions = await this.db.deleteFrom('tunnel_sessions').where('instance_id', '=', instanceId).executeTakeFirst();

@@ -212,7 +212,7 @@ export class AgentSessions implements AgentConnections {
 
   /** Removes the row an Auth wrote for a connection that closed meanwhile (unless a live session holds the id). */
   private async abandon(session: TunnelSession): Promise<never> {
-    if (!this.sessions.has(session.id)) await this.repository.deleteSession(session.id);
+    if (!this.sessions.has(session.id)) await this.repository.deleteSession(session.id, session.instanceId);
     this.logger.info({ event: 'session_abandoned', session_id: session.id, ip: session.ip }, 'agent connection closed during its Auth: no session');
     throw new AgentError(0, 'connection closed during authentication');
   }
@@ -325,7 +325,7 @@ export class AgentSessions implements AgentConnections {
     if (!tunnel) return;
     live.tunnels.delete(tunnelId);
     if (tunnel.url === null) this.registry.removeLabeled(tunnelId);
-    await this.repository.deleteTunnel(tunnelId);
+    await this.repository.deleteTunnel(tunnelId, live.record.instanceId);
     if (tunnel.url !== null) await this.leavePool(tunnel.url, tunnelId, tunnel.accountId);
     if (tunnel.target) await this.binds.release(tunnel.target, tunnel.accountId);
   }
@@ -371,7 +371,7 @@ export class AgentSessions implements AgentConnections {
     if (!live.connection.closed) live.connection.goAwayAndClose();
     try {
       for (const tunnelId of [...live.tunnels.keys()]) await this.unbind(live, tunnelId);
-      if (!options.keepRecord) await this.repository.deleteSession(live.id);
+      if (!options.keepRecord) await this.repository.deleteSession(live.id, live.record.instanceId);
     } catch (error) {
       this.logger.error({ err: error, session_id: live.id }, 'could not remove an ended session; the instance sweep will');
     }

@@ -120,7 +120,7 @@ export class LiveBinds implements TargetClaims, EndpointPools<EndpointPool> {
     if (refused) throw refused;
     const existing = this.registry.pool(url);
     if (existing) return existing;
-    if (!(await this.repository.insertEndpoint(endpoint))) throw agentErrors.alreadyOnline(url);
+    if (!(await this.ingress.openEndpoint(endpoint))) throw agentErrors.alreadyOnline(url);
     // Another bind of the same URL (or of its rival) may have opened a pool while the insert ran.
     const raced = this.registry.pool(url);
     const racedRefusal = refusal();
