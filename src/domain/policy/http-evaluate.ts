@@ -17,7 +17,9 @@ import {
   requestUrl,
   requestVariables,
   responseVariables,
+  typedVariable,
   type PolicyHttpRequest,
+  type TypedVariable,
   type PolicyHttpResponse,
 } from './http-activation.js';
 import type { StringTemplate } from './http-program.js';
@@ -100,16 +102,93 @@ export function evaluateHttpResponse(
   return state.run(program.phases.on_http_response);
 }
 
+/**
+ * The variables as written (`activation`): `req` and `res` made on first read and again after an
+ * action changed what they describe; the actions read them here.
+ */
+class RawVariables {
+  constructor(private readonly evaluation: HttpEvaluation) {}
+
+  get conn(): unknown {
+    return this.evaluation.base.conn;
+  }
+
+  get endpoint(): unknown {
+    return this.evaluation.base.endpoint;
+  }
+
+  get time(): unknown {
+    return this.evaluation.base.time;
+  }
+
+  get req(): Record<string, unknown> {
+    return this.evaluation.rawReq();
+  }
+
+  get res(): Record<string, unknown> | undefined {
+    return this.evaluation.rawRes();
+  }
+
+  get vars(): Map<string, unknown> {
+    return this.evaluation.decision.vars;
+  }
+
+  get actions(): unknown {
+    return this.evaluation.actionResults;
+  }
+}
+
+/**
+ * What the compiled expressions read: the same variables in cel-js's typed form, each converted
+ * once per evaluation (or after an action changed it) rather than by every expression that reads it.
+ */
+class CelVariables {
+  constructor(private readonly evaluation: HttpEvaluation) {}
+
+  get conn(): unknown {
+    return this.evaluation.typed('conn');
+  }
+
+  get endpoint(): unknown {
+    return this.evaluation.typed('endpoint');
+  }
+
+  get time(): unknown {
+    return this.evaluation.typed('time');
+  }
+
+  get req(): unknown {
+    return this.evaluation.typed('req');
+  }
+
+  get res(): unknown {
+    return this.evaluation.typed('res');
+  }
+
+  get vars(): Map<string, unknown> {
+    return this.evaluation.decision.vars;
+  }
+
+  get actions(): unknown {
+    return this.evaluation.actionResults;
+  }
+}
+
 class HttpEvaluation {
-  private readonly base: ReturnType<typeof connectionVariables>['base'];
+  readonly base: ReturnType<typeof connectionVariables>['base'];
   private readonly client: IpAddress | null;
   private readonly results = emptyHttpResults();
+  readonly actionResults = { ngrok: this.results };
   private req: Record<string, unknown> | undefined;
   private res: Record<string, unknown> | undefined;
+  /** Each typed variable and the value it was converted from (a new `req` or `res` is converted anew). */
+  private readonly typedValues = new Map<TypedVariable, { from: unknown; value: unknown }>();
   private rewrites = 0;
-  private readonly decision: HttpDecision;
-  /** What cel-js reads: the variables, rebuilt when an action changed what they describe. */
+  readonly decision: HttpDecision;
+  /** The variables as written, for the actions (and for any code that reads a field directly). */
   readonly activation: Record<string, unknown>;
+  /** What the compiled expressions are evaluated with. */
+  private readonly cel: Record<string, unknown>;
 
   constructor(
     private readonly phase: PhaseName,
@@ -124,34 +203,32 @@ class HttpEvaluation {
   ) {
     ({ base: this.base, client: this.client } = connectionVariables(context.connection));
     this.decision = { answer: undefined, headers, target, taken: [], logs: [], errors: [], vars, breakers: [] };
-    const self = this;
-    this.activation = {
-      get conn() {
-        return self.base.conn;
-      },
-      get endpoint() {
-        return self.base.endpoint;
-      },
-      get time() {
-        return self.base.time;
-      },
-      get req() {
-        return (self.req ??= requestVariables(self.context.request, self.requestHeaders ?? self.decision.headers, self.decision.target));
-      },
-      get res() {
-        if (!self.response) return undefined;
-        return (self.res ??= responseVariables({ status: self.decision.answer?.status ?? self.response.status, headers: self.decision.headers }));
-      },
-      get vars() {
-        return self.decision.vars;
-      },
-      actions: { ngrok: this.results },
-    };
+    this.activation = new RawVariables(this) as unknown as Record<string, unknown>;
+    this.cel = new CelVariables(this) as unknown as Record<string, unknown>;
+  }
+
+  rawReq(): Record<string, unknown> {
+    return (this.req ??= requestVariables(this.context.request, this.requestHeaders ?? this.decision.headers, this.decision.target));
+  }
+
+  rawRes(): Record<string, unknown> | undefined {
+    if (!this.response) return undefined;
+    return (this.res ??= responseVariables({ status: this.decision.answer?.status ?? this.response.status, headers: this.decision.headers }));
+  }
+
+  typed(name: TypedVariable): unknown {
+    const from = name === 'req' ? this.rawReq() : name === 'res' ? this.rawRes() : this.base;
+    if (from === undefined) return undefined;
+    const known = this.typedValues.get(name);
+    if (known !== undefined && known.from === from) return known.value;
+    const value = typedVariable(this.phase, name)(name === 'req' || name === 'res' ? { [name]: from } : this.base);
+    this.typedValues.set(name, { from, value });
+    return value;
   }
 
   run(rules: readonly ProgramRule[]): HttpDecision {
     for (const rule of rules) {
-      const failure = ruleMismatch(rule, this.activation);
+      const failure = ruleMismatch(rule, this.cel);
       if (failure !== undefined) {
         if (failure !== null) this.report(rule, failure.at, failure.message);
         continue;
@@ -178,7 +255,7 @@ class HttpEvaluation {
 
   private text(template: StringTemplate | ValueTemplate, rule: ProgramRule, at: string): string {
     const errors: string[] = [];
-    const value = template.kind === 'static' ? template.value : build(template as ValueTemplate, this.activation, errors);
+    const value = template.kind === 'static' ? template.value : build(template as ValueTemplate, this.cel, errors);
     for (const error of errors) this.report(rule, at, error);
     return typeof value === 'string' ? value : celToString(value);
   }
@@ -219,14 +296,14 @@ class HttpEvaluation {
       }
       case 'log': {
         const errors: string[] = [];
-        const metadata = action.fixed ? staticMetadata(action.metadata) : buildMap(action.metadata, this.activation, errors);
+        const metadata = action.fixed ? staticMetadata(action.metadata) : buildMap(action.metadata, this.cel, errors);
         for (const error of errors) this.report(rule, at, error);
         results.log!.metadata = metadata;
         this.decision.logs.push(metadata);
         return false;
       }
       case 'restrict-ips': {
-        const { decision, matched, errors } = restrictDecision(action, this.client, this.base.conn.client_ip, this.activation);
+        const { decision, matched, errors } = restrictDecision(action, this.client, this.base.conn.client_ip, this.cel);
         for (const error of errors) this.report(rule, at, error);
         Object.assign(results.restrict_ips!, { action: decision, matched_cidr: matched, error: { code: errors.length > 0 ? 'ERR_NGROK_2217' : '', message: errors.join('; ') } });
         if (decision === 'deny' && action.enforce) return this.answer(403, ['Content-Type', 'text/plain; charset=utf-8'], `403 Forbidden: the client address is not allowed by the endpoint's traffic policy.\n`);
