@@ -34,8 +34,12 @@ export const RUNTIME_BUDGET = MAX_EXPRESSION_COST;
 // ---------------------------------------------------------------------------------------------
 // Run time
 
-/** The budget of the evaluation under way; evaluation is synchronous, so there is one at a time. */
-let meter: { left: number } | undefined;
+/**
+ * The steps left to the evaluation under way (none under way: `metering` is false); evaluation is
+ * synchronous, so there is one at a time. Plain variables: a budget is set up per expression run.
+ */
+let metering = false;
+let left = 0;
 
 /** Why an evaluation was stopped; `summary` is what the verdict reports (see evaluate.ts). */
 export class BudgetExceeded extends Error {
@@ -47,9 +51,9 @@ export class BudgetExceeded extends Error {
 }
 
 function charge(steps: number): void {
-  if (!meter) return;
-  meter.left -= steps;
-  if (meter.left < 0) throw new BudgetExceeded();
+  if (!metering) return;
+  left -= steps;
+  if (left < 0) throw new BudgetExceeded();
 }
 
 type Handle = (items: unknown, ...rest: unknown[]) => unknown;
@@ -111,19 +115,22 @@ function forEachChild(node: CelNode, visit: (child: CelNode) => void): void {
 }
 
 /** `run` with a fresh budget for each call: over it, the call throws BudgetExceeded. */
-export function withBudget<A extends unknown[], R>(run: (...args: A) => R): (...args: A) => R {
-  return (...args: A): R => {
-    const outer = meter;
-    const mine = { left: RUNTIME_BUDGET };
-    meter = mine;
+export function withBudget<A, R>(run: (activation: A) => R): (activation: A) => R {
+  // One argument, not a rest parameter: no array per call (this runs for every expression).
+  return (activation: A): R => {
+    const outerMetering = metering;
+    const outerLeft = left;
+    metering = true;
+    left = RUNTIME_BUDGET;
     try {
-      const value = run(...args);
+      const value = run(activation);
       // A quantifier keeps going after an error in its body, and `true || error` is true: the
       // budget, once exceeded, decides the result whatever cel-js made of it.
-      if (mine.left < 0) throw new BudgetExceeded();
+      if (left < 0) throw new BudgetExceeded();
       return value;
     } finally {
-      meter = outer;
+      metering = outerMetering;
+      left = outerLeft;
     }
   };
 }

@@ -273,7 +273,7 @@ export function connectionVariables(connection: PolicyConnection): { base: Activ
 /** The variables whose values cel-js converts to its own typed form on every read (objects). */
 export type TypedVariable = 'conn' | 'endpoint' | 'time' | 'req' | 'res';
 
-const typers = new Map<string, CompiledCel>();
+const typers: { [P in PhaseName]?: { [V in TypedVariable]?: CompiledCel } } = {};
 
 /**
  * Evaluates to `name` in cel-js's typed form (the expression `name` itself, compiled in `phase`'s
@@ -282,12 +282,12 @@ const typers = new Map<string, CompiledCel>();
  * activation, every expression takes it as it is (activation.ts's TypedActivation does the same).
  */
 export function typedVariable(phase: PhaseName, name: TypedVariable): CompiledCel {
-  const key = `${phase} ${name}`;
-  let typer = typers.get(key);
+  const ofPhase = (typers[phase] ??= {});
+  let typer = ofPhase[name];
   if (typer === undefined) {
     const check = checkCel(name, PHASES[phase]);
     if (!check.ok) throw new Error(`internal: ${name} in ${phase}: ${check.reason}`);
-    typers.set(key, (typer = check.compiled));
+    ofPhase[name] = typer = check.compiled;
   }
   return typer;
 }

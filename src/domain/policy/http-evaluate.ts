@@ -181,8 +181,14 @@ class HttpEvaluation {
   readonly actionResults = { ngrok: this.results };
   private req: Record<string, unknown> | undefined;
   private res: Record<string, unknown> | undefined;
-  /** Each typed variable and the value it was converted from (a new `req` or `res` is converted anew). */
-  private readonly typedValues = new Map<TypedVariable, { from: unknown; value: unknown }>();
+  /** The typed variables, and the `req` and `res` they were converted from (a new one is converted anew). */
+  private typedConn: unknown;
+  private typedEndpoint: unknown;
+  private typedTime: unknown;
+  private typedReq: unknown;
+  private typedReqFrom: unknown;
+  private typedRes: unknown;
+  private typedResFrom: unknown;
   private rewrites = 0;
   readonly decision: HttpDecision;
   /** The variables as written, for the actions (and for any code that reads a field directly). */
@@ -217,13 +223,31 @@ class HttpEvaluation {
   }
 
   typed(name: TypedVariable): unknown {
-    const from = name === 'req' ? this.rawReq() : name === 'res' ? this.rawRes() : this.base;
-    if (from === undefined) return undefined;
-    const known = this.typedValues.get(name);
-    if (known !== undefined && known.from === from) return known.value;
-    const value = typedVariable(this.phase, name)(name === 'req' || name === 'res' ? { [name]: from } : this.base);
-    this.typedValues.set(name, { from, value });
-    return value;
+    switch (name) {
+      case 'conn':
+        return (this.typedConn ??= typedVariable(this.phase, name)(this.base));
+      case 'endpoint':
+        return (this.typedEndpoint ??= typedVariable(this.phase, name)(this.base));
+      case 'time':
+        return (this.typedTime ??= typedVariable(this.phase, name)(this.base));
+      case 'req': {
+        const req = this.rawReq();
+        if (this.typedReqFrom !== req) {
+          this.typedReq = typedVariable(this.phase, name)({ req });
+          this.typedReqFrom = req;
+        }
+        return this.typedReq;
+      }
+      case 'res': {
+        const res = this.rawRes();
+        if (res === undefined) return undefined;
+        if (this.typedResFrom !== res) {
+          this.typedRes = typedVariable(this.phase, name)({ res });
+          this.typedResFrom = res;
+        }
+        return this.typedRes;
+      }
+    }
   }
 
   run(rules: readonly ProgramRule[]): HttpDecision {
@@ -320,13 +344,16 @@ class HttpEvaluation {
         return false;
       }
       case 'remove-headers': {
-        const drop = new Set(action.headers);
+        const drop = nameSet(action.headers);
         const kept: string[] = [];
         const headers = this.decision.headers;
         for (let i = 0; i < headers.length; i += 2) if (!drop.has(headers[i]!.toLowerCase())) kept.push(headers[i]!, headers[i + 1]!);
-        this.decision.headers = kept;
         results.remove_headers!.headers_removed = [...action.headers];
-        this.changed();
+        // Nothing removed: what later rules read of the request stays as it is.
+        if (kept.length !== headers.length) {
+          this.decision.headers = kept;
+          this.changed();
+        }
         return false;
       }
       case 'custom-response': {
@@ -371,7 +398,8 @@ class HttpEvaluation {
         return false;
       }
       case 'rate-limit': {
-        const key = action.keys.length === 0 ? this.base.conn.client_ip : action.keys.map((k) => this.text(k, rule, at)).join('\u0000');
+        const keys = action.keys;
+        const key = keys.length === 0 ? this.base.conn.client_ip : keys.length === 1 ? this.text(keys[0]!, rule, at) : keys.map((k) => this.text(k, rule, at)).join('\u0000');
         const verdict = this.context.buckets.take(`${action.bucket}\u0001${key}`, action.capacity, action.windowMs, Number(this.context.connection.now));
         Object.assign(results.rate_limit!, { bucket_key: key, limited: verdict.limited });
         if (!verdict.limited) return false;
@@ -446,8 +474,7 @@ class HttpEvaluation {
 
   private basicAuth(action: Extract<ProgramAction, { type: 'basic-auth' }>): boolean {
     const header = (this.activation.req as { headers: Map<string, string[]> }).headers.get('authorization')?.[0] ?? '';
-    const match = /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
-    const presented = match ? Buffer.from(match[1]!, 'base64') : undefined;
+    const presented = basicCredentials(header);
     let authorized = false;
     let username = '';
     if (presented) {
@@ -468,6 +495,33 @@ class HttpEvaluation {
     if (authorized || !action.enforce) return false;
     return this.answer(401, ['WWW-Authenticate', `Basic realm="${action.realm}"`, 'Content-Type', 'text/plain; charset=utf-8'], '401 Unauthorized\n');
   }
+}
+
+/** Decoded Authorization values: a client sends the same one on every request. Bounded; long values are not kept. */
+const BASIC_CACHE_SIZE = 64;
+const BASIC_CACHE_VALUE_MAX = 512;
+const basicCache = new Map<string, Buffer | undefined>();
+
+/** The `user:password` bytes of a Basic Authorization value, or undefined when it is not one. */
+function basicCredentials(header: string): Buffer | undefined {
+  const cached = basicCache.get(header);
+  if (cached !== undefined || basicCache.has(header)) return cached;
+  const match = /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  const presented = match ? Buffer.from(match[1]!, 'base64') : undefined;
+  if (header.length <= BASIC_CACHE_VALUE_MAX) {
+    if (basicCache.size >= BASIC_CACHE_SIZE) basicCache.delete(basicCache.keys().next().value!);
+    basicCache.set(header, presented);
+  }
+  return presented;
+}
+
+const nameSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+
+/** remove-headers' names (lower-case since validation) as a set, made once per compiled action. */
+function nameSet(names: readonly string[]): ReadonlySet<string> {
+  let set = nameSets.get(names);
+  if (set === undefined) nameSets.set(names, (set = new Set(names)));
+  return set;
 }
 
 /** A value placed in a header line: no line breaks or NUL (an interpolation could produce them). */
