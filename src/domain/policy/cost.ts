@@ -21,6 +21,7 @@ import { CODES, fail } from './problem.js';
 import { ruleLabel } from './structure.js';
 import type { PolicyValue, ValidatedRule } from './types.js';
 import { estimateCost, isNode, type CelNode, type Comprehension } from './cost-estimate.js';
+import { withFastPath } from './fast-cel.js';
 
 /** Worst-case steps of one expression (about 1 ms of CPU; see docs/POLICY.md "Limits"). */
 export const MAX_EXPRESSION_COST = 10_000;
@@ -157,7 +158,9 @@ export function budgeted<A, R>(ast: unknown, parsed: (activation: A) => R): Budg
     return { ok: false, reason: `it could take up to ${steps(estimate.cost)} steps to evaluate, more than the ${steps(MAX_EXPRESSION_COST)} allowed per expression: ${why}.` };
   }
   meterComprehensions(ast);
-  const compiled = withBudget(parsed);
+  const budgetedRun = withBudget(parsed);
+  // The simplest shapes skip cel-js (and need no budget: they iterate over nothing).
+  const compiled = withFastPath(ast, budgetedRun) ?? budgetedRun;
   costs.set(compiled, estimate.cost);
   return { ok: true, compiled };
 }
