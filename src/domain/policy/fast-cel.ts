@@ -11,22 +11,17 @@
  * as it always did. test/domain/policy/fast-cel.test.ts compares both on many activations.
  */
 
+import { isNode, type CelNode } from './cost-estimate.js';
+
 /** A fast evaluator's answer when the activation is not what it can read: cel-js decides. */
 const DEFER = Symbol('defer');
 
 type Fast = (activation: Record<string, unknown>) => unknown;
 
-interface Node {
-  op: string;
-  args: unknown;
-  checkedType?: { name?: string; kind?: string };
-}
+type Node = CelNode;
 
 const SCALAR_TYPES = new Set(['string', 'int', 'bool']);
-
-function isNode(value: unknown): value is Node {
-  return value !== null && typeof value === 'object' && typeof (value as Node).op === 'string';
-}
+const COMPARISONS = new Set(['==', '!=', '<', '<=', '>', '>=']);
 
 function typeName(node: Node): string | undefined {
   return node.checkedType?.name;
@@ -43,16 +38,10 @@ export function withFastPath<A, R>(ast: unknown, run: (activation: A) => R): ((a
 }
 
 function compile(node: Node): Fast | undefined {
+  if (COMPARISONS.has(node.op)) return comparison(node);
   switch (node.op) {
     case '.':
       return SCALAR_TYPES.has(typeName(node) ?? '') ? leaf(node) : undefined;
-    case '==':
-    case '!=':
-    case '<':
-    case '<=':
-    case '>':
-    case '>=':
-      return comparison(node);
     case 'in':
       return membership(node);
     case '&&':
