@@ -101,8 +101,9 @@ export class HttpPolicy {
   private record(conn: PublicConnection, decision: HttpDecision, actions: string[]): void {
     for (const taken of decision.taken) {
       this.metrics?.observePolicyAction(taken.type, taken.phase);
-      conn.listPolicy(conn.policyActions, `${taken.phase}:${taken.type}`);
-      actions.push(`${taken.phase}:${taken.type}`);
+      const label = `${taken.phase}:${taken.type}`;
+      conn.listPolicy(conn.policyActions, label);
+      actions.push(label);
     }
     for (const metadata of decision.logs) conn.listPolicy(conn.policyLogs, metadata);
     for (const error of decision.errors) conn.listPolicy(conn.policyErrors, `rule ${error.rule} ${error.at}: ${error.message}`);
