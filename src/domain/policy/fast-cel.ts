@@ -64,9 +64,16 @@ function pathOf(node: Node): string[] | undefined {
   return head && [...head, field];
 }
 
+/**
+ * An activation may also offer its variables as written under this key (plain objects whose
+ * fields hold what cel-js's typed form would read): reading those spares converting them.
+ */
+export const PLAIN_VARIABLES = Symbol('plain variables');
+
 /** Reads a path in the activation as cel-js would (typed values are Maps, plain ones objects); undefined when a step is missing. */
 function read(activation: Record<string, unknown>, path: readonly string[]): unknown {
-  let value: unknown = activation[path[0]!];
+  const plain = (activation as { [PLAIN_VARIABLES]?: Record<string, unknown> })[PLAIN_VARIABLES];
+  let value: unknown = (plain ?? activation)[path[0]!];
   for (let i = 1; i < path.length; i++) {
     if (value instanceof Map) value = value.get(path[i]!);
     else if (value !== null && typeof value === 'object' && isPlain(value)) value = (value as Record<string, unknown>)[path[i]!];

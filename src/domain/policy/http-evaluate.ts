@@ -30,6 +30,7 @@ import type { BreakerConfig, CircuitBreakers } from './circuit-breakers.js';
 import type { CompressionAlgorithm, PolicyValue } from './types.js';
 import { MIN_COMPRESSED_BYTES, negotiateEncoding } from './compression.js';
 import { verifyWebhook } from './webhooks.js';
+import { PLAIN_VARIABLES } from './fast-cel.js';
 
 /** An answer made by an action instead of the agent's. */
 export interface HttpAnswer {
@@ -144,6 +145,11 @@ class RawVariables {
  */
 class CelVariables {
   constructor(private readonly evaluation: HttpEvaluation) {}
+
+  /** fast-cel.ts reads simple paths from these, so a variable only such paths read is never converted. */
+  get [PLAIN_VARIABLES](): Record<string, unknown> {
+    return this.evaluation.activation;
+  }
 
   get conn(): unknown {
     return this.evaluation.typed('conn');

@@ -110,9 +110,16 @@ export class HttpPolicy {
   }
 }
 
-/** Whether the request phase verifies webhooks, which needs each request's whole body before it runs. */
+const bodyReaders = new WeakMap<PolicyProgram, boolean>();
+
+/** Whether the request phase verifies webhooks, which needs each request's whole body before it runs (found once per program). */
 export function readsBody(program: PolicyProgram): boolean {
-  return program.phases.on_http_request.some((rule) => rule.actions.some((action) => action.type === 'verify-webhook'));
+  let reads = bodyReaders.get(program);
+  if (reads === undefined) {
+    reads = program.phases.on_http_request.some((rule) => rule.actions.some((action) => action.type === 'verify-webhook'));
+    bodyReaders.set(program, reads);
+  }
+  return reads;
 }
 
 /** The request's whole body, or undefined (and the request left unread) once it passes `max` bytes. */

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { checkCel, phaseEnvironment } from '../../../src/domain/policy/environment.js';
-import { withFastPath } from '../../../src/domain/policy/fast-cel.js';
+import { PLAIN_VARIABLES, withFastPath } from '../../../src/domain/policy/fast-cel.js';
 import { PHASES } from '../../../src/domain/policy/phases.js';
 
 const phase = PHASES.on_http_request;
@@ -41,6 +41,18 @@ test('a well-typed activation is answered without cel-js', () => {
     const run = withFastPath(parsedAst(expression), () => assert.fail(`${expression} went to cel-js`));
     assert.equal(run!(activation), value, expression);
   }
+});
+
+test('an activation offering its plain variables is read through them', () => {
+  const plain = { conn: { client_port: 4000n }, req: { method: 'GET' } };
+  const activation = {
+    [PLAIN_VARIABLES]: plain,
+    get conn(): never {
+      return assert.fail('the typed conn was converted');
+    },
+  };
+  const run = withFastPath(parsedAst('conn.client_port > 0'), () => assert.fail('went to cel-js'));
+  assert.equal(run!(activation as unknown as Record<string, unknown>), true);
 });
 
 /** A value of any of the types an activation field could wrongly hold, or none. */
