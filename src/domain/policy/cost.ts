@@ -21,6 +21,7 @@ import { CODES, fail } from './problem.js';
 import { ruleLabel } from './structure.js';
 import type { PolicyValue, ValidatedRule } from './types.js';
 import { estimateCost, isNode, type CelNode, type Comprehension } from './cost-estimate.js';
+import { withFastPath } from './fast-cel.js';
 
 /** Worst-case steps of one expression (about 1 ms of CPU; see docs/POLICY.md "Limits"). */
 export const MAX_EXPRESSION_COST = 10_000;
@@ -34,8 +35,12 @@ export const RUNTIME_BUDGET = MAX_EXPRESSION_COST;
 // ---------------------------------------------------------------------------------------------
 // Run time
 
-/** The budget of the evaluation under way; evaluation is synchronous, so there is one at a time. */
-let meter: { left: number } | undefined;
+/**
+ * The steps left to the evaluation under way (none under way: `metering` is false); evaluation is
+ * synchronous, so there is one at a time. Plain variables: a budget is set up per expression run.
+ */
+let metering = false;
+let left = 0;
 
 /** Why an evaluation was stopped; `summary` is what the verdict reports (see evaluate.ts). */
 export class BudgetExceeded extends Error {
@@ -47,9 +52,9 @@ export class BudgetExceeded extends Error {
 }
 
 function charge(steps: number): void {
-  if (!meter) return;
-  meter.left -= steps;
-  if (meter.left < 0) throw new BudgetExceeded();
+  if (!metering) return;
+  left -= steps;
+  if (left < 0) throw new BudgetExceeded();
 }
 
 type Handle = (items: unknown, ...rest: unknown[]) => unknown;
@@ -111,19 +116,22 @@ function forEachChild(node: CelNode, visit: (child: CelNode) => void): void {
 }
 
 /** `run` with a fresh budget for each call: over it, the call throws BudgetExceeded. */
-export function withBudget<A extends unknown[], R>(run: (...args: A) => R): (...args: A) => R {
-  return (...args: A): R => {
-    const outer = meter;
-    const mine = { left: RUNTIME_BUDGET };
-    meter = mine;
+export function withBudget<A, R>(run: (activation: A) => R): (activation: A) => R {
+  // One argument, not a rest parameter: no array per call (this runs for every expression).
+  return (activation: A): R => {
+    const outerMetering = metering;
+    const outerLeft = left;
+    metering = true;
+    left = RUNTIME_BUDGET;
     try {
-      const value = run(...args);
+      const value = run(activation);
       // A quantifier keeps going after an error in its body, and `true || error` is true: the
       // budget, once exceeded, decides the result whatever cel-js made of it.
-      if (mine.left < 0) throw new BudgetExceeded();
+      if (left < 0) throw new BudgetExceeded();
       return value;
     } finally {
-      meter = outer;
+      metering = outerMetering;
+      left = outerLeft;
     }
   };
 }
@@ -150,7 +158,9 @@ export function budgeted<A, R>(ast: unknown, parsed: (activation: A) => R): Budg
     return { ok: false, reason: `it could take up to ${steps(estimate.cost)} steps to evaluate, more than the ${steps(MAX_EXPRESSION_COST)} allowed per expression: ${why}.` };
   }
   meterComprehensions(ast);
-  const compiled = withBudget(parsed);
+  const budgetedRun = withBudget(parsed);
+  // The simplest shapes skip cel-js (and need no budget: they iterate over nothing).
+  const compiled = withFastPath(ast, budgetedRun) ?? budgetedRun;
   costs.set(compiled, estimate.cost);
   return { ok: true, compiled };
 }

@@ -6,6 +6,8 @@
  */
 import { fillActivation, newActivation, type Activation, type PolicyConnection } from './activation.js';
 import type { IpAddress } from './cidr.js';
+import { checkCel, type CompiledCel } from './environment.js';
+import { PHASES, type PhaseName } from './phases.js';
 import type { PolicyValue } from './types.js';
 
 /** A request as the data plane read it; `headers` are raw lines (name, value, name, value …). */
@@ -80,8 +82,29 @@ function cookies(headers: Headers): Map<string, Array<Map<string, string>>> {
   return out;
 }
 
-/** The parts of a request's URL (`req.url.*`), from its target and Host. */
+/** Parsed URLs by scheme, host and target: a keep-alive client asks for the same few again and again. */
+const URL_CACHE_SIZE = 256;
+/** Longer keys are parsed every time rather than kept (the cache stays small). */
+const URL_CACHE_KEY_MAX = 1024;
+const urlCache = new Map<string, Record<string, unknown>>();
+
+/**
+ * The parts of a request's URL (`req.url.*`), from its target and Host. The object may be shared
+ * between requests (cached): nothing writes to it, and CEL cannot.
+ */
 export function requestUrl(target: string, host: string, scheme: string): Record<string, unknown> {
+  const key = `${scheme}\n${host}\n${target}`;
+  if (key.length > URL_CACHE_KEY_MAX) return parseRequestUrl(target, host, scheme);
+  let parts = urlCache.get(key);
+  if (parts === undefined) {
+    parts = parseRequestUrl(target, host, scheme);
+    if (urlCache.size >= URL_CACHE_SIZE) urlCache.delete(urlCache.keys().next().value!);
+    urlCache.set(key, parts);
+  }
+  return parts;
+}
+
+function parseRequestUrl(target: string, host: string, scheme: string): Record<string, unknown> {
   let url: URL | undefined;
   try {
     url = new URL(/^https?:\/\//i.test(target) ? target : `${scheme}://${host || 'invalid'}${target.startsWith('/') ? target : `/${target}`}`);
@@ -115,38 +138,109 @@ export function requestUrl(target: string, host: string, scheme: string): Record
   };
 }
 
+/**
+ * `req.*` and `res.*` are computed field by field on first read (cel-js reads a variable's fields
+ * through property access, and keeps what it read for the rest of the evaluation): most policies
+ * read one or two fields, and `req` is made again after every action that edits the request. The
+ * getters live on a shared prototype, so making one allocates one small object; its constructor
+ * is still Object, so cel-js takes it for the plain object it types.
+ */
+interface LazyMessage {
+  /** The raw header lines, and their map once a field needed it. */
+  lines: readonly string[];
+  map: Headers | undefined;
+  /** An answer: no Content-Length means a length unknown rather than no body. */
+  answer: boolean;
+}
+
+interface LazyRequest extends LazyMessage {
+  request: PolicyHttpRequest;
+  target: string;
+}
+
+interface LazyResponse extends LazyMessage {
+  status: number;
+}
+
+/** The header map of a lazy `req` or `res` (`self` is the getter's `this`). */
+function headersOf(self: unknown): Headers {
+  const message = self as LazyMessage;
+  return (message.map ??= headerMap(message.lines));
+}
+
+/** The fields `req` and `res` share, all read from the headers. */
+const MESSAGE_FIELDS = {
+  get content_encoding(): string[] {
+    return tokens(headersOf(this), 'content-encoding');
+  },
+  get content_length(): bigint {
+    return contentLength(headersOf(this), (this as unknown as LazyMessage).answer);
+  },
+  get content_type(): string {
+    return mediaType(headersOf(this));
+  },
+  get headers(): Headers {
+    return headersOf(this);
+  },
+  get location(): string {
+    return first(headersOf(this), 'location');
+  },
+  // Request trailers arrive after the body, which streams past the policy: none are seen; nor are an answer's.
+  get trailers(): Headers {
+    return new Map();
+  },
+};
+
+const REQUEST_FIELDS = {
+  __proto__: MESSAGE_FIELDS,
+  get cookies(): Map<string, Array<Map<string, string>>> {
+    return cookies(headersOf(this));
+  },
+  get host(): string {
+    return first(headersOf(this), 'host');
+  },
+  get method(): string {
+    return (this as unknown as LazyRequest).request.method;
+  },
+  get ts(): { header_received: Date } {
+    return { header_received: new Date((this as unknown as LazyRequest).request.receivedAt) };
+  },
+  get url(): Record<string, unknown> {
+    const self = this as unknown as LazyRequest;
+    return requestUrl(self.target, first(headersOf(self), 'host'), self.request.scheme);
+  },
+  get user_agent(): string {
+    return first(headersOf(this), 'user-agent');
+  },
+  get version(): string {
+    return `HTTP/${(this as unknown as LazyRequest).request.version}`;
+  },
+};
+
+const RESPONSE_FIELDS = {
+  __proto__: MESSAGE_FIELDS,
+  get status_code(): bigint {
+    return BigInt((this as unknown as LazyResponse).status);
+  },
+};
+
 export function requestVariables(request: PolicyHttpRequest, headers: readonly string[], target: string): Record<string, unknown> {
-  const map = headerMap(headers);
-  const host = first(map, 'host');
-  return {
-    content_encoding: tokens(map, 'content-encoding'),
-    content_length: contentLength(map),
-    content_type: mediaType(map),
-    cookies: cookies(map),
-    headers: map,
-    host,
-    location: first(map, 'location'),
-    method: request.method,
-    // Trailers arrive after the body, which streams past the policy: none are seen.
-    trailers: new Map(),
-    ts: { header_received: new Date(request.receivedAt) },
-    url: requestUrl(target, host, request.scheme),
-    user_agent: first(map, 'user-agent'),
-    version: `HTTP/${request.version}`,
-  };
+  const self = Object.create(REQUEST_FIELDS) as LazyRequest;
+  self.lines = headers;
+  self.map = undefined;
+  self.answer = false;
+  self.request = request;
+  self.target = target;
+  return self as unknown as Record<string, unknown>;
 }
 
 export function responseVariables(response: PolicyHttpResponse): Record<string, unknown> {
-  const map = headerMap(response.headers);
-  return {
-    content_encoding: tokens(map, 'content-encoding'),
-    content_length: contentLength(map, true),
-    content_type: mediaType(map),
-    headers: map,
-    location: first(map, 'location'),
-    status_code: BigInt(response.status),
-    trailers: new Map(),
-  };
+  const self = Object.create(RESPONSE_FIELDS) as LazyResponse;
+  self.lines = response.headers;
+  self.map = undefined;
+  self.answer = true;
+  self.status = response.status;
+  return self as unknown as Record<string, unknown>;
 }
 
 /** `actions.ngrok.*` of the HTTP phases, all present and empty until an action runs. */
@@ -175,4 +269,26 @@ const shared = newActivation();
 export function connectionVariables(connection: PolicyConnection): { base: Activation; client: IpAddress | null } {
   const client = fillActivation(shared, connection);
   return { base: shared, client };
+}
+
+/** The variables whose values cel-js converts to its own typed form on every read (objects). */
+export type TypedVariable = 'conn' | 'endpoint' | 'time' | 'req' | 'res';
+
+const typers: { [P in PhaseName]?: { [V in TypedVariable]?: CompiledCel } } = {};
+
+/**
+ * Evaluates to `name` in cel-js's typed form (the expression `name` itself, compiled in `phase`'s
+ * environment: each environment types with its own classes). cel-js converts a plain object
+ * variable anew on each evaluation; converted once per request and handed back in the
+ * activation, every expression takes it as it is (activation.ts's TypedActivation does the same).
+ */
+export function typedVariable(phase: PhaseName, name: TypedVariable): CompiledCel {
+  const ofPhase = (typers[phase] ??= {});
+  let typer = ofPhase[name];
+  if (typer === undefined) {
+    const check = checkCel(name, PHASES[phase]);
+    if (!check.ok) throw new Error(`internal: ${name} in ${phase}: ${check.reason}`);
+    ofPhase[name] = typer = check.compiled;
+  }
+  return typer;
 }

@@ -17,7 +17,9 @@ import {
   requestUrl,
   requestVariables,
   responseVariables,
+  typedVariable,
   type PolicyHttpRequest,
+  type TypedVariable,
   type PolicyHttpResponse,
 } from './http-activation.js';
 import type { StringTemplate } from './http-program.js';
@@ -30,6 +32,7 @@ import { MIN_COMPRESSED_BYTES, negotiateEncoding } from './compression.js';
 import { verifyWebhook } from './webhooks.js';
 import { findTokens, type JwtOutcome, type PresentedToken } from '../identity/jwt-verify.js';
 import type { JwtValidationConfig } from '../identity/jwt-config.js';
+import { PLAIN_VARIABLES } from './fast-cel.js';
 
 /** An answer made by an action instead of the agent's. */
 export interface HttpAnswer {
@@ -113,16 +116,105 @@ export function evaluateHttpResponse(
   return state.run(program.phases.on_http_response);
 }
 
+/**
+ * The variables as written (`activation`): `req` and `res` made on first read and again after an
+ * action changed what they describe; the actions read them here.
+ */
+class RawVariables {
+  constructor(private readonly evaluation: HttpEvaluation) {}
+
+  get conn(): unknown {
+    return this.evaluation.base.conn;
+  }
+
+  get endpoint(): unknown {
+    return this.evaluation.base.endpoint;
+  }
+
+  get time(): unknown {
+    return this.evaluation.base.time;
+  }
+
+  get req(): Record<string, unknown> {
+    return this.evaluation.rawReq();
+  }
+
+  get res(): Record<string, unknown> | undefined {
+    return this.evaluation.rawRes();
+  }
+
+  get vars(): Map<string, unknown> {
+    return this.evaluation.decision.vars;
+  }
+
+  get actions(): unknown {
+    return this.evaluation.actionResults;
+  }
+}
+
+/**
+ * What the compiled expressions read: the same variables in cel-js's typed form, each converted
+ * once per evaluation (or after an action changed it) rather than by every expression that reads it.
+ */
+class CelVariables {
+  constructor(private readonly evaluation: HttpEvaluation) {}
+
+  /** fast-cel.ts reads simple paths from these, so a variable only such paths read is never converted. */
+  get [PLAIN_VARIABLES](): Record<string, unknown> {
+    return this.evaluation.activation;
+  }
+
+  get conn(): unknown {
+    return this.evaluation.typed('conn');
+  }
+
+  get endpoint(): unknown {
+    return this.evaluation.typed('endpoint');
+  }
+
+  get time(): unknown {
+    return this.evaluation.typed('time');
+  }
+
+  get req(): unknown {
+    return this.evaluation.typed('req');
+  }
+
+  get res(): unknown {
+    return this.evaluation.typed('res');
+  }
+
+  get vars(): Map<string, unknown> {
+    return this.evaluation.decision.vars;
+  }
+
+  get actions(): unknown {
+    return this.evaluation.actionResults;
+  }
+}
+
 class HttpEvaluation {
-  private base: ReturnType<typeof connectionVariables>['base'];
+  /** Reassigned only when a phase resumes after waiting (jwt-validation). */
+  base: ReturnType<typeof connectionVariables>['base'];
   private client: IpAddress | null;
   private readonly results = emptyHttpResults();
+  readonly actionResults = { ngrok: this.results };
   private req: Record<string, unknown> | undefined;
   private res: Record<string, unknown> | undefined;
+  /** The typed variables, and the `req` and `res` they were converted from (a new one is converted anew). */
+  private typedConn: unknown;
+  private typedEndpoint: unknown;
+  private typedTime: unknown;
+  private typedReq: unknown;
+  private typedReqFrom: unknown;
+  private typedRes: unknown;
+  private typedResFrom: unknown;
   private rewrites = 0;
-  private readonly decision: HttpDecision;
-  /** What cel-js reads: the variables, rebuilt when an action changed what they describe. */
+  readonly decision: HttpDecision;
+  /** The variables as written, for the actions (and for any code that reads a field directly). */
   readonly activation: Record<string, unknown>;
+  /** What the compiled expressions are evaluated with. */
+  private readonly cel: Record<string, unknown>;
 
   constructor(
     private readonly phase: PhaseName,
@@ -137,36 +229,52 @@ class HttpEvaluation {
   ) {
     ({ base: this.base, client: this.client } = connectionVariables(context.connection));
     this.decision = { answer: undefined, headers, target, taken: [], logs: [], errors: [], vars, breakers: [] };
-    const self = this;
-    this.activation = {
-      get conn() {
-        return self.base.conn;
-      },
-      get endpoint() {
-        return self.base.endpoint;
-      },
-      get time() {
-        return self.base.time;
-      },
-      get req() {
-        return (self.req ??= requestVariables(self.context.request, self.requestHeaders ?? self.decision.headers, self.decision.target));
-      },
-      get res() {
-        if (!self.response) return undefined;
-        return (self.res ??= responseVariables({ status: self.decision.answer?.status ?? self.response.status, headers: self.decision.headers }));
-      },
-      get vars() {
-        return self.decision.vars;
-      },
-      actions: { ngrok: this.results },
-    };
+    this.activation = new RawVariables(this) as unknown as Record<string, unknown>;
+    this.cel = new CelVariables(this) as unknown as Record<string, unknown>;
+  }
+
+  rawReq(): Record<string, unknown> {
+    return (this.req ??= requestVariables(this.context.request, this.requestHeaders ?? this.decision.headers, this.decision.target));
+  }
+
+  rawRes(): Record<string, unknown> | undefined {
+    if (!this.response) return undefined;
+    return (this.res ??= responseVariables({ status: this.decision.answer?.status ?? this.response.status, headers: this.decision.headers }));
+  }
+
+  typed(name: TypedVariable): unknown {
+    switch (name) {
+      case 'conn':
+        return (this.typedConn ??= typedVariable(this.phase, name)(this.base));
+      case 'endpoint':
+        return (this.typedEndpoint ??= typedVariable(this.phase, name)(this.base));
+      case 'time':
+        return (this.typedTime ??= typedVariable(this.phase, name)(this.base));
+      case 'req': {
+        const req = this.rawReq();
+        if (this.typedReqFrom !== req) {
+          this.typedReq = typedVariable(this.phase, name)({ req });
+          this.typedReqFrom = req;
+        }
+        return this.typedReq;
+      }
+      case 'res': {
+        const res = this.rawRes();
+        if (res === undefined) return undefined;
+        if (this.typedResFrom !== res) {
+          this.typedRes = typedVariable(this.phase, name)({ res });
+          this.typedResFrom = res;
+        }
+        return this.typedRes;
+      }
+    }
   }
 
   /** From rule `r`, action `a` (a resumed phase starts after the action that waited, its rule already matched). */
   run(rules: readonly ProgramRule[], r = 0, a = 0): HttpDecision {
     for (; r < rules.length; r++, a = 0) {
       const rule = rules[r]!;
-      const failure = a > 0 ? undefined : ruleMismatch(rule, this.activation);
+      const failure = a > 0 ? undefined : ruleMismatch(rule, this.cel);
       if (failure !== undefined) {
         if (failure !== null) this.report(rule, failure.at, failure.message);
         continue;
@@ -212,6 +320,7 @@ class HttpEvaluation {
         delete this.decision.pending;
         // Another request may have run meanwhile: the shared conn/endpoint variables are this one's again.
         ({ base: this.base, client: this.client } = connectionVariables(this.context.connection));
+        this.typedConn = this.typedEndpoint = this.typedTime = undefined;
         Object.assign(results, { tokens: outcome.tokens, error: outcome.error });
         if (outcome.keysProblem) this.report(rules[r]!, `action ${a + 1} (jwt-validation)`, outcome.keysProblem);
         if (!outcome.verified) {
@@ -229,7 +338,7 @@ class HttpEvaluation {
 
   private text(template: StringTemplate | ValueTemplate, rule: ProgramRule, at: string): string {
     const errors: string[] = [];
-    const value = template.kind === 'static' ? template.value : build(template as ValueTemplate, this.activation, errors);
+    const value = template.kind === 'static' ? template.value : build(template as ValueTemplate, this.cel, errors);
     for (const error of errors) this.report(rule, at, error);
     return typeof value === 'string' ? value : celToString(value);
   }
@@ -270,14 +379,14 @@ class HttpEvaluation {
       }
       case 'log': {
         const errors: string[] = [];
-        const metadata = action.fixed ? staticMetadata(action.metadata) : buildMap(action.metadata, this.activation, errors);
+        const metadata = action.fixed ? staticMetadata(action.metadata) : buildMap(action.metadata, this.cel, errors);
         for (const error of errors) this.report(rule, at, error);
         results.log!.metadata = metadata;
         this.decision.logs.push(metadata);
         return false;
       }
       case 'restrict-ips': {
-        const { decision, matched, errors } = restrictDecision(action, this.client, this.base.conn.client_ip, this.activation);
+        const { decision, matched, errors } = restrictDecision(action, this.client, this.base.conn.client_ip, this.cel);
         for (const error of errors) this.report(rule, at, error);
         Object.assign(results.restrict_ips!, { action: decision, matched_cidr: matched, error: { code: errors.length > 0 ? 'ERR_NGROK_2217' : '', message: errors.join('; ') } });
         if (decision === 'deny' && action.enforce) return this.answer(403, ['Content-Type', 'text/plain; charset=utf-8'], `403 Forbidden: the client address is not allowed by the endpoint's traffic policy.\n`);
@@ -294,13 +403,16 @@ class HttpEvaluation {
         return false;
       }
       case 'remove-headers': {
-        const drop = new Set(action.headers);
+        const drop = nameSet(action.headers);
         const kept: string[] = [];
         const headers = this.decision.headers;
         for (let i = 0; i < headers.length; i += 2) if (!drop.has(headers[i]!.toLowerCase())) kept.push(headers[i]!, headers[i + 1]!);
-        this.decision.headers = kept;
         results.remove_headers!.headers_removed = [...action.headers];
-        this.changed();
+        // Nothing removed: what later rules read of the request stays as it is.
+        if (kept.length !== headers.length) {
+          this.decision.headers = kept;
+          this.changed();
+        }
         return false;
       }
       case 'custom-response': {
@@ -345,7 +457,8 @@ class HttpEvaluation {
         return false;
       }
       case 'rate-limit': {
-        const key = action.keys.length === 0 ? this.base.conn.client_ip : action.keys.map((k) => this.text(k, rule, at)).join('\u0000');
+        const keys = action.keys;
+        const key = keys.length === 0 ? this.base.conn.client_ip : keys.length === 1 ? this.text(keys[0]!, rule, at) : keys.map((k) => this.text(k, rule, at)).join('\u0000');
         const verdict = this.context.buckets.take(`${action.bucket}\u0001${key}`, action.capacity, action.windowMs, Number(this.context.connection.now));
         Object.assign(results.rate_limit!, { bucket_key: key, limited: verdict.limited });
         if (!verdict.limited) return false;
@@ -422,8 +535,7 @@ class HttpEvaluation {
 
   private basicAuth(action: Extract<ProgramAction, { type: 'basic-auth' }>): boolean {
     const header = (this.activation.req as { headers: Map<string, string[]> }).headers.get('authorization')?.[0] ?? '';
-    const match = /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
-    const presented = match ? Buffer.from(match[1]!, 'base64') : undefined;
+    const presented = basicCredentials(header);
     let authorized = false;
     let username = '';
     if (presented) {
@@ -444,6 +556,33 @@ class HttpEvaluation {
     if (authorized || !action.enforce) return false;
     return this.answer(401, ['WWW-Authenticate', `Basic realm="${action.realm}"`, 'Content-Type', 'text/plain; charset=utf-8'], '401 Unauthorized\n');
   }
+}
+
+/** Decoded Authorization values: a client sends the same one on every request. Bounded; long values are not kept. */
+const BASIC_CACHE_SIZE = 64;
+const BASIC_CACHE_VALUE_MAX = 512;
+const basicCache = new Map<string, Buffer | undefined>();
+
+/** The `user:password` bytes of a Basic Authorization value, or undefined when it is not one. */
+function basicCredentials(header: string): Buffer | undefined {
+  const cached = basicCache.get(header);
+  if (cached !== undefined || basicCache.has(header)) return cached;
+  const match = /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  const presented = match ? Buffer.from(match[1]!, 'base64') : undefined;
+  if (header.length <= BASIC_CACHE_VALUE_MAX) {
+    if (basicCache.size >= BASIC_CACHE_SIZE) basicCache.delete(basicCache.keys().next().value!);
+    basicCache.set(header, presented);
+  }
+  return presented;
+}
+
+const nameSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+
+/** remove-headers' names (lower-case since validation) as a set, made once per compiled action. */
+function nameSet(names: readonly string[]): ReadonlySet<string> {
+  let set = nameSets.get(names);
+  if (set === undefined) nameSets.set(names, (set = new Set(names)));
+  return set;
 }
 
 /** A value placed in a header line: no line breaks or NUL (an interpolation could produce them). */

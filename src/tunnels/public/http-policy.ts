@@ -110,19 +110,27 @@ export class HttpPolicy {
   private record(conn: PublicConnection, decision: HttpDecision, actions: string[]): void {
     for (const taken of decision.taken) {
       this.metrics?.observePolicyAction(taken.type, taken.phase);
-      conn.listPolicy(conn.policyActions, `${taken.phase}:${taken.type}`);
-      actions.push(`${taken.phase}:${taken.type}`);
+      const label = `${taken.phase}:${taken.type}`;
+      conn.listPolicy(conn.policyActions, label);
+      actions.push(label);
     }
     for (const metadata of decision.logs) conn.listPolicy(conn.policyLogs, metadata);
     for (const error of decision.errors) conn.listPolicy(conn.policyErrors, `rule ${error.rule} ${error.at}: ${error.message}`);
   }
 }
 
-/** Whether the request phase verifies webhooks or reads a JWT from the body, which needs each request's whole body before it runs. */
+const bodyReaders = new WeakMap<PolicyProgram, boolean>();
+
+/** Whether the request phase verifies webhooks or reads a JWT from the body, which needs each request's whole body before it runs (found once per program). */
 export function readsBody(program: PolicyProgram): boolean {
-  return program.phases.on_http_request.some((rule) =>
-    rule.actions.some((action) => action.type === 'verify-webhook' || (action.type === 'jwt-validation' && action.config.tokens.some((t) => t.method === 'body'))),
-  );
+  let reads = bodyReaders.get(program);
+  if (reads === undefined) {
+    reads = program.phases.on_http_request.some((rule) =>
+      rule.actions.some((action) => action.type === 'verify-webhook' || (action.type === 'jwt-validation' && action.config.tokens.some((t) => t.method === 'body'))),
+    );
+    bodyReaders.set(program, reads);
+  }
+  return reads;
 }
 
 /** The request's whole body, or undefined (and the request left unread) once it passes `max` bytes. */
