@@ -24,6 +24,7 @@ import { ReservationWatch } from './agents/reservation-watch.js';
 import type { InspectionSink } from './public/capture.js';
 import type { AcmeRepository } from '../domain/acme/types.js';
 import { acmeCertificates, orderOnBind } from './tls/acme/setup.js';
+import { loadOrCreateSealingSecret } from './tls/acme/sealing-secret.js';
 
 export interface DataPlaneOptions {
   readonly config: TunnelConfig;
@@ -135,6 +136,8 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     tcpLimits: { idleTimeoutMs: config.edgeTcpIdleTimeoutMs, connectionsPerClient: config.edgeTcpConnectionsPerClient },
     proxyProtocolFrom: config.cluster.proxyProtocolFrom,
     inspection: options.inspection,
+    // instances sharing TLS_DIR (or its sealing.key) read each other's login cookies
+    loginSecret: config.edgeHttpPort > 0 || config.edgeTlsPort > 0 ? await loadOrCreateSealingSecret(config.tlsDir) : undefined,
   });
   options.metrics?.gaugeDataPlane({
     sessions: () => sessions.size,

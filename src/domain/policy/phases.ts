@@ -35,6 +35,8 @@ export const PHASES: { readonly [P in PhaseName]: PhaseDescriptor } = {
       'custom-response',
       'deny',
       'log',
+      'oauth',
+      'openid-connect',
       'rate-limit',
       'redirect',
       'remove-headers',

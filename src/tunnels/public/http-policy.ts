@@ -18,6 +18,8 @@ import type { EndpointPool } from '../registry.js';
 import type { PublicConnection } from './connections.js';
 import { endpointOfPool, policyConnection, type PolicyMetrics } from './policy-gate.js';
 import { compressSync, type Compression } from './compress.js';
+import type { LoginConfig } from '../../domain/identity/login-config.js';
+import type { SessionCodec } from '../../domain/identity/session.js';
 
 /** An answer an action made; its body already compressed (a Buffer) when compress-response said so. */
 export type PolicyAnswer = Omit<HttpAnswer, 'body'> & { body: string | Buffer };
@@ -25,6 +27,8 @@ export type PolicyAnswer = Omit<HttpAnswer, 'body'> & { body: string | Buffer };
 /** The request as it goes to the agent, or the answer to send instead (the response phase has run on it). */
 export type RequestOutcome =
   | { kind: 'answer'; answer: PolicyAnswer }
+  /** A login action found no session: the login starts (edge-logins.ts). */
+  | { kind: 'login'; login: LoginConfig; redirectPath: string }
   | {
       kind: 'forward';
       headers: string[];
@@ -45,6 +49,8 @@ export class HttpPolicy {
   constructor(
     private readonly region: string,
     private readonly metrics: PolicyMetrics | undefined,
+    /** Opens edge login sessions; absent, login actions start a login on every request. */
+    private readonly logins?: SessionCodec,
   ) {}
 
   /** Runs the request phase, and the response phase on an answer it made. */
@@ -62,19 +68,23 @@ export class HttpPolicy {
     const context = this.context(conn, pool, req, scheme, headers, body);
     const decision = evaluateHttpRequest(program, context);
     this.record(conn, decision, taken);
+    if (decision.login) return { kind: 'login', login: decision.login.config, redirectPath: decision.login.redirectPath };
     const sent = { headers: decision.headers, target: decision.target };
     const judged = program.phases.on_http_response.length > 0;
-    const respond = !judged && decision.breakers.length === 0
+    // a renewed login session goes back on whatever answers the request
+    const cookies = decision.setCookies.flatMap((cookie) => ['Set-Cookie', cookie]);
+    const respond = !judged && decision.breakers.length === 0 && cookies.length === 0
       ? undefined
-      : (status: number, answerHeaders: string[]) => {
+      : (status: number, agentHeaders: string[]) => {
           recordAnswer(context, decision, status, Date.now());
+          const answerHeaders = cookies.length === 0 ? agentHeaders : [...agentHeaders, ...cookies];
           if (!judged) return { headers: answerHeaders };
           const after = evaluateHttpResponse(program, context, sent, { status, headers: answerHeaders }, decision.vars);
           this.record(conn, after, taken);
           return after.answer ?? { headers: after.headers, compress: after.compress };
         };
     if (decision.answer) {
-      const answer = decision.answer;
+      const answer = cookies.length === 0 ? decision.answer : { ...decision.answer, headers: [...decision.answer.headers, ...cookies] };
       const final = judged ? respond!(answer.status, answer.headers) : answer;
       if ('body' in final) return { kind: 'answer', answer: final as HttpAnswer };
       const compress = (final as { compress?: Compression }).compress;
@@ -94,6 +104,7 @@ export class HttpPolicy {
       request: { method: req.method ?? 'GET', target: req.url ?? '/', version: req.httpVersion, scheme, headers, receivedAt: now, ...(body ? { body } : {}) },
       buckets,
       breakers,
+      ...(this.logins ? { logins: this.logins } : {}),
     };
   }
 

@@ -20,6 +20,8 @@ import { answerBytes, hasHttpPhases, readBody, readsBody, withoutFraming, writeA
 import { WEBHOOK_MAX_BODY_BYTES, type PolicyProgram } from '../../domain/policy/index.js';
 import { captureExchange, type InspectionSink } from './capture.js';
 import { REPLAY_HEADER } from '../../domain/inspection/replay.js';
+import { EdgeLogins } from './edge-logins.js';
+import type { LoginConfig } from '../../domain/identity/login-config.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect']);
@@ -46,6 +48,8 @@ export interface HttpProxyOptions {
   readonly httpPolicy: HttpPolicy;
   /** The traffic inspector (CONSOLE.md §2); none: nothing is captured. */
   readonly inspection?: InspectionSink | undefined;
+  /** Edge logins (IDENTITY.md §1–§2); none: login actions redirect to a login that is never answered. */
+  readonly logins?: EdgeLogins | undefined;
 }
 
 interface ConnState {
@@ -145,6 +149,11 @@ export class HttpProxy {
     const observeBody = this.capture(state, pool, req, res, actions);
     const program = httpProgram(pool.policy);
     const policed = hasHttpPhases(program);
+    // the login paths of an endpoint with a login action are burrow's, never the agent's (IDENTITY.md §1)
+    if (policed && this.options.logins && EdgeLogins.isLoginPath(req.url)) {
+      const answered = this.options.logins.answerPath(program, req, res, this.options.scheme);
+      if (answered) return answered.catch(() => void res.destroy());
+    }
     // The client's last request (Connection: close, or HTTP/1.0): the answer is the rest of the
     // stream, so it is relayed as bytes, not parsed and framed again. A chunked body keeps the
     // parsing path (Node hands it over de-chunked), and so does an endpoint with HTTP phases
@@ -180,6 +189,7 @@ export class HttpProxy {
     if (program) {
       const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers, body, actions);
       if (outcome.kind === 'answer') return void writeAnswer(res, outcome.answer);
+      if (outcome.kind === 'login') return void this.options.logins?.begin(req, res, this.options.scheme, outcome.login, outcome.redirectPath).catch(() => res.destroy());
       ({ headers, target, respond } = outcome);
     }
     // as node:http's client: a POST, PUT, PATCH … without a body says so
@@ -279,6 +289,8 @@ export class HttpProxy {
     if (hasHttpPhases(program)) {
       const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers, undefined, []);
       if (outcome.kind === 'answer') return void socket.end(answerBytes(outcome.answer));
+      // an upgrade cannot follow the login's redirects itself: it is sent to the login page
+      if (outcome.kind === 'login') return void socket.end(answerBytes(loginRedirect(outcome.login, outcome.redirectPath)));
       ({ headers, target } = outcome);
     }
     const stream = openStreamTo(this.options, state, pool);
@@ -504,4 +516,10 @@ function rawAnswer(status: number, reason: string, body: string, headers: Record
   let text = `HTTP/1.1 ${status} ${reason}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n`;
   for (const [name, value] of Object.entries(headers)) text += `${name}: ${value}\r\n`;
   return Buffer.concat([Buffer.from(text + '\r\n', 'latin1'), Buffer.from(body, 'utf8')]);
+}
+
+/** An upgrade stopped by a login action: to /ngrok/login, which redirects a browser to the provider and back. */
+function loginRedirect(login: LoginConfig, redirectPath: string) {
+  const query = new URLSearchParams({ auth_id: login.key, redirect_path: redirectPath });
+  return { status: 302, headers: ['Location', `/ngrok/login?${query}`], body: '' };
 }
