@@ -93,7 +93,7 @@ test('bind plan: a protocol whose listener is off is refused with no code', () =
 
 test('bind plan: refusals come in the order of the rules (the limit before the ACL, the target before the policy)', () => {
   assert.equal(refusalOf(plan({ hostname: 'x.other.com' }, { tunnelCount: 3, acl: ['bind:a.example.com'] })).code, 324);
-  assert.equal(refusalOf(plan({ hostname: 'x.other.com', otherOptions: ['OAuth'] }, { acl: ['bind:a.example.com'] })).code, 301);
+  assert.equal(refusalOf(plan({ hostname: 'x.other.com', otherOptions: ['WebsocketTCPConverter'] }, { acl: ['bind:a.example.com'] })).code, 301);
   assert.equal(refusalOf(plan({ hostname: 'x.other.com', trafficPolicy: '{"on_tcp_connect": 1}' }, { acl: ['bind:a.example.com'] })).code, 316);
   // no limit when it is 0
   accepted(planBind(request(), session({ tunnelCount: 99 }), { ...rules, maxEndpointsPerSession: 0 }, false, NOW));
