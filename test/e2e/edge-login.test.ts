@@ -10,6 +10,7 @@ import type ngrok from '@ngrok/ngrok';
 import { connectAgent, createToken, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
 import { cleanupProcesses } from '../helpers/server-process.js';
 import { freeLoopbackPort, LoginBrowser, startOidcProvider, type TestProvider } from '../helpers/login-browser.js';
+import { onSqlitePassOnly } from '../helpers/stores.js';
 
 /**
  * Logins at the edge (IDENTITY.md §1–§2) end to end: a real `burrow serve`, the official SDK as
@@ -32,163 +33,166 @@ const host = (name: string) => `${name}.burrow.localhost`;
 const url = (name: string, path: string) => `http://${host(name)}:${server.httpPort}${path}`;
 const isCallbackOf = (name: string) => (next: string) => next.startsWith(url(name, '/ngrok/callback'));
 
-before(async () => {
-  const oauthPort = await freeLoopbackPort();
-  oauthServer = startOAuthServer(oauthPort);
-  const dir = mkdtempSync(join(tmpdir(), 'burrow-oauth-'));
-  const base = `http://127.0.0.1:${oauthPort}`;
-  // overriding github keeps GitHub's reading of the user: /user, then /user/emails for a private email
-  writeFileSync(join(dir, 'providers.json'), JSON.stringify({ github: { authorize_url: `${base}/login/oauth/authorize`, token_url: `${base}/login/oauth/access_token`, userinfo_url: `${base}/user` } }));
-  server = await startDataPlane({ env: { OAUTH_PROVIDERS_FILE: join(dir, 'providers.json') } });
-  const names = ['app', 'sdk', 'down', 'hangs', 'gh'];
-  provider = await startOidcProvider({ ...CLIENT, redirectUris: names.map((name) => url(name, '/ngrok/callback')) });
-  token = await createToken(server);
-  session = await connectAgent(server, token);
-  local = http.createServer((req, res) => {
-    reached.push({ url: req.url!, headers: req.headers });
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ url: req.url, headers: req.headers }));
-  });
-  await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
-  const policy = `
-on_http_request:
-  - actions:
-      - type: openid-connect
-        config: {issuer_url: "${provider.issuer}", client_id: ${CLIENT.id}, client_secret: ${CLIENT.secret}}
-  - actions:
-      - type: add-headers
-        config: {headers: {x-user-email: "\${actions.ngrok.oidc.identity.email}", x-user-name: "\${actions.ngrok.oidc.identity.name}"}}
-`;
-  await bind('app', (b) => b.policy(policy));
-  await bind('sdk', (b) => b.oidc(provider.issuer, CLIENT.id, CLIENT.secret, ['ann@example.com']));
-  const hanging = net.createServer(() => {}).listen(0, '127.0.0.1');
-  await new Promise((resolve) => hanging.once('listening', resolve));
-  after(() => hanging.close());
-  const closedPort = await freeLoopbackPort();
-  await bind('down', (b) => b.policy(oidcPolicy(`http://127.0.0.1:${closedPort}`)));
-  await bind('hangs', (b) => b.policy(oidcPolicy(`http://127.0.0.1:${(hanging.address() as net.AddressInfo).port}`)));
-  await bind('gh', (b) => b.oauth('github', ['octo@example.com'], undefined, undefined, 'gh-client', 'gh-secret'));
-});
-
-after(async () => {
-  for (const listener of listeners) await listener.close().catch(() => {});
-  await session?.close().catch(() => {});
-  await provider?.close();
-  oauthServer?.closeAllConnections();
-  oauthServer?.close();
-  local?.close();
-  await cleanupProcesses();
-});
-
-function oidcPolicy(issuer: string): string {
-  return `on_http_request:\n  - actions:\n      - type: openid-connect\n        config: {issuer_url: "${issuer}", client_id: ${CLIENT.id}, client_secret: ${CLIENT.secret}}\n`;
-}
-
-async function bind(name: string, configure: (builder: ngrok.HttpListenerBuilder) => ngrok.HttpListenerBuilder): Promise<void> {
-  const builder = configure(session.httpEndpoint().domain(host(name)).scheme('HTTP'));
-  const address = local.address() as net.AddressInfo;
-  listeners.push(await builder.listenAndForward(`http://127.0.0.1:${address.port}`));
-}
-
-function json(body: string): { url: string; headers: Record<string, string> } {
-  return JSON.parse(body) as { url: string; headers: Record<string, string> };
-}
-
-describe('openid-connect action', () => {
-  test('a login through the provider reaches the agent with the identity; the cookie is sealed, HttpOnly and host-only', async () => {
-    const browser = new LoginBrowser('ann');
-    const first = await browser.request(url('app', '/inbox?folder=1'));
-    assert.equal(first.status, 302);
-    assert.ok(first.headers.location!.startsWith(`${provider.issuer}/auth?`), 'an unauthenticated request is sent to the provider');
-    const page = await browser.browse(url('app', '/inbox?folder=1'));
-    assert.equal(page.status, 200, page.body);
-    const seen = json(page.body);
-    assert.equal(seen.url, '/inbox?folder=1', 'back to the page asked for');
-    assert.equal(seen.headers['x-user-email'], 'ann@example.com');
-    assert.equal(seen.headers['x-user-name'], 'ANN');
-    assert.ok(!reached.some((r) => r.url.startsWith('/ngrok/')), 'the login paths never reach the agent');
-    const callback = page.visited.find((v) => v.includes('/ngrok/callback'))!;
-    const set = await new LoginBrowser('ann').request(callback);
-    assert.equal(set.status, 403, 'the callback without the login cookie is refused');
+// the store plays no part in a login
+describe('edge logins', { skip: onSqlitePassOnly }, () => {
+  before(async () => {
+    const oauthPort = await freeLoopbackPort();
+    oauthServer = startOAuthServer(oauthPort);
+    const dir = mkdtempSync(join(tmpdir(), 'burrow-oauth-'));
+    const base = `http://127.0.0.1:${oauthPort}`;
+    // overriding github keeps GitHub's reading of the user: /user, then /user/emails for a private email
+    writeFileSync(join(dir, 'providers.json'), JSON.stringify({ github: { authorize_url: `${base}/login/oauth/authorize`, token_url: `${base}/login/oauth/access_token`, userinfo_url: `${base}/user` } }));
+    server = await startDataPlane({ env: { OAUTH_PROVIDERS_FILE: join(dir, 'providers.json') } });
+    const names = ['app', 'sdk', 'down', 'hangs', 'gh'];
+    provider = await startOidcProvider({ ...CLIENT, redirectUris: names.map((name) => url(name, '/ngrok/callback')) });
+    token = await createToken(server);
+    session = await connectAgent(server, token);
+    local = http.createServer((req, res) => {
+      reached.push({ url: req.url!, headers: req.headers });
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ url: req.url, headers: req.headers }));
+    });
+    await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
+    const policy = `
+  on_http_request:
+    - actions:
+        - type: openid-connect
+          config: {issuer_url: "${provider.issuer}", client_id: ${CLIENT.id}, client_secret: ${CLIENT.secret}}
+    - actions:
+        - type: add-headers
+          config: {headers: {x-user-email: "\${actions.ngrok.oidc.identity.email}", x-user-name: "\${actions.ngrok.oidc.identity.name}"}}
+  `;
+    await bind('app', (b) => b.policy(policy));
+    await bind('sdk', (b) => b.oidc(provider.issuer, CLIENT.id, CLIENT.secret, ['ann@example.com']));
+    const hanging = net.createServer(() => {}).listen(0, '127.0.0.1');
+    await new Promise((resolve) => hanging.once('listening', resolve));
+    after(() => hanging.close());
+    const closedPort = await freeLoopbackPort();
+    await bind('down', (b) => b.policy(oidcPolicy(`http://127.0.0.1:${closedPort}`)));
+    await bind('hangs', (b) => b.policy(oidcPolicy(`http://127.0.0.1:${(hanging.address() as net.AddressInfo).port}`)));
+    await bind('gh', (b) => b.oauth('github', ['octo@example.com'], undefined, undefined, 'gh-client', 'gh-secret'));
   });
 
-  test('forged state, replayed callback and a tampered cookie never reach the agent', async () => {
-    const browser = new LoginBrowser('ann');
-    const stopped = await browser.browse(url('app', '/'), isCallbackOf('app'));
-    const callback = stopped.visited.at(-1)!;
-    const forged = new URL(callback);
-    forged.searchParams.set('state', 'forged-state');
-    const before = reached.length;
-    assert.equal((await browser.request(forged.toString())).status, 403);
-    const loginCookies = [...browser.jar.get(`${host('app')}:${server.httpPort}`)!.entries()];
-    const done = await browser.request(callback);
-    assert.equal(done.status, 302);
-    // the same callback again, with the login cookie it came with
-    const replayer = new LoginBrowser('mallory');
-    for (const [name, value] of loginCookies) replayer.setCookie(`${host('app')}:${server.httpPort}`, name, value);
-    const replayed = await replayer.request(callback);
-    assert.equal(replayed.status, 403);
-    assert.match(replayed.body, /already used/);
-    const sessionName = [...browser.jar.get(`${host('app')}:${server.httpPort}`)!.keys()].find((n) => n.startsWith('ngrok_session_'))!;
-    const value = browser.cookie(`${host('app')}:${server.httpPort}`, sessionName)!;
-    browser.setCookie(`${host('app')}:${server.httpPort}`, sessionName, value.slice(0, -4) + (value.endsWith('AAAA') ? 'BBBB' : 'AAAA'));
-    const tampered = await browser.request(url('app', '/'));
-    assert.equal(tampered.status, 302, 'a tampered session is a new login');
-    assert.equal(reached.length, before, 'the agent saw none of these');
+  after(async () => {
+    for (const listener of listeners) await listener.close().catch(() => {});
+    await session?.close().catch(() => {});
+    await provider?.close();
+    oauthServer?.closeAllConnections();
+    oauthServer?.close();
+    local?.close();
+    await cleanupProcesses();
   });
 
-  test('logout clears the session; the next request needs a login again', async () => {
-    const browser = new LoginBrowser('ann');
-    assert.equal((await browser.browse(url('app', '/'))).status, 200);
-    assert.equal((await browser.request(url('app', '/'))).status, 200);
-    const out = await browser.request(url('app', '/ngrok/logout'));
-    assert.equal(out.status, 200);
-    assert.match(out.body, /logged out/);
-    assert.match(String(out.headers['set-cookie']), /ngrok_session_[^=]+=; Path=\/; Max-Age=0; HttpOnly; SameSite=Lax/);
-    assert.equal((await browser.request(url('app', '/'))).status, 302);
+  function oidcPolicy(issuer: string): string {
+    return `on_http_request:\n  - actions:\n      - type: openid-connect\n        config: {issuer_url: "${issuer}", client_id: ${CLIENT.id}, client_secret: ${CLIENT.secret}}\n`;
+  }
+
+  async function bind(name: string, configure: (builder: ngrok.HttpListenerBuilder) => ngrok.HttpListenerBuilder): Promise<void> {
+    const builder = configure(session.httpEndpoint().domain(host(name)).scheme('HTTP'));
+    const address = local.address() as net.AddressInfo;
+    listeners.push(await builder.listenAndForward(`http://127.0.0.1:${address.port}`));
+  }
+
+  function json(body: string): { url: string; headers: Record<string, string> } {
+    return JSON.parse(body) as { url: string; headers: Record<string, string> };
+  }
+
+  describe('openid-connect action', () => {
+    test('a login through the provider reaches the agent with the identity; the cookie is sealed, HttpOnly and host-only', async () => {
+      const browser = new LoginBrowser('ann');
+      const first = await browser.request(url('app', '/inbox?folder=1'));
+      assert.equal(first.status, 302);
+      assert.ok(first.headers.location!.startsWith(`${provider.issuer}/auth?`), 'an unauthenticated request is sent to the provider');
+      const page = await browser.browse(url('app', '/inbox?folder=1'));
+      assert.equal(page.status, 200, page.body);
+      const seen = json(page.body);
+      assert.equal(seen.url, '/inbox?folder=1', 'back to the page asked for');
+      assert.equal(seen.headers['x-user-email'], 'ann@example.com');
+      assert.equal(seen.headers['x-user-name'], 'ANN');
+      assert.ok(!reached.some((r) => r.url.startsWith('/ngrok/')), 'the login paths never reach the agent');
+      const callback = page.visited.find((v) => v.includes('/ngrok/callback'))!;
+      const set = await new LoginBrowser('ann').request(callback);
+      assert.equal(set.status, 403, 'the callback without the login cookie is refused');
+    });
+
+    test('forged state, replayed callback and a tampered cookie never reach the agent', async () => {
+      const browser = new LoginBrowser('ann');
+      const stopped = await browser.browse(url('app', '/'), isCallbackOf('app'));
+      const callback = stopped.visited.at(-1)!;
+      const forged = new URL(callback);
+      forged.searchParams.set('state', 'forged-state');
+      const before = reached.length;
+      assert.equal((await browser.request(forged.toString())).status, 403);
+      const loginCookies = [...browser.jar.get(`${host('app')}:${server.httpPort}`)!.entries()];
+      const done = await browser.request(callback);
+      assert.equal(done.status, 302);
+      // the same callback again, with the login cookie it came with
+      const replayer = new LoginBrowser('mallory');
+      for (const [name, value] of loginCookies) replayer.setCookie(`${host('app')}:${server.httpPort}`, name, value);
+      const replayed = await replayer.request(callback);
+      assert.equal(replayed.status, 403);
+      assert.match(replayed.body, /already used/);
+      const sessionName = [...browser.jar.get(`${host('app')}:${server.httpPort}`)!.keys()].find((n) => n.startsWith('ngrok_session_'))!;
+      const value = browser.cookie(`${host('app')}:${server.httpPort}`, sessionName)!;
+      browser.setCookie(`${host('app')}:${server.httpPort}`, sessionName, value.slice(0, -4) + (value.endsWith('AAAA') ? 'BBBB' : 'AAAA'));
+      const tampered = await browser.request(url('app', '/'));
+      assert.equal(tampered.status, 302, 'a tampered session is a new login');
+      assert.equal(reached.length, before, 'the agent saw none of these');
+    });
+
+    test('logout clears the session; the next request needs a login again', async () => {
+      const browser = new LoginBrowser('ann');
+      assert.equal((await browser.browse(url('app', '/'))).status, 200);
+      assert.equal((await browser.request(url('app', '/'))).status, 200);
+      const out = await browser.request(url('app', '/ngrok/logout'));
+      assert.equal(out.status, 200);
+      assert.match(out.body, /logged out/);
+      assert.match(String(out.headers['set-cookie']), /ngrok_session_[^=]+=; Path=\/; Max-Age=0; HttpOnly; SameSite=Lax/);
+      assert.equal((await browser.request(url('app', '/'))).status, 302);
+    });
+
+    test('a provider that is down or hangs gives a 502 page naming it within 5 s', async () => {
+      for (const name of ['down', 'hangs']) {
+        const started = Date.now();
+        const page = await new LoginBrowser('ann').request(url(name, '/'));
+        const elapsed = Date.now() - started;
+        assert.equal(page.status, 502, `${name}: ${page.body}`);
+        assert.match(page.body, /identity provider 127\.0\.0\.1:\d+ could not be reached/);
+        assert.ok(elapsed < 5000, `${name} answered in ${elapsed} ms`);
+      }
+      const log = [...server.stdout, ...server.stderr].join('\n');
+      assert.match(log, /edge login failed/);
+      assert.ok(!log.includes(CLIENT.secret), 'the client secret is never logged');
+    });
   });
 
-  test('a provider that is down or hangs gives a 502 page naming it within 5 s', async () => {
-    for (const name of ['down', 'hangs']) {
-      const started = Date.now();
-      const page = await new LoginBrowser('ann').request(url(name, '/'));
-      const elapsed = Date.now() - started;
-      assert.equal(page.status, 502, `${name}: ${page.body}`);
-      assert.match(page.body, /identity provider 127\.0\.0\.1:\d+ could not be reached/);
-      assert.ok(elapsed < 5000, `${name} answered in ${elapsed} ms`);
-    }
-    const log = [...server.stdout, ...server.stderr].join('\n');
-    assert.match(log, /edge login failed/);
-    assert.ok(!log.includes(CLIENT.secret), 'the client secret is never logged');
-  });
-});
+  describe('OIDC option (the SDK\'s .oidc())', () => {
+    test('a user in allow_emails reaches the agent with ngrok-auth-user-* headers; another one is refused 403', async () => {
+      const ann = await new LoginBrowser('ann').browse(url('sdk', '/'));
+      assert.equal(ann.status, 200, ann.body);
+      assert.equal(json(ann.body).headers['ngrok-auth-user-email'], 'ann@example.com');
+      const before = reached.length;
+      const bob = await new LoginBrowser('bob').browse(url('sdk', '/'));
+      assert.equal(bob.status, 403);
+      assert.match(bob.body, /bob@example\.com is not allowed/);
+      assert.equal(reached.length, before);
+    });
 
-describe('OIDC option (the SDK\'s .oidc())', () => {
-  test('a user in allow_emails reaches the agent with ngrok-auth-user-* headers; another one is refused 403', async () => {
-    const ann = await new LoginBrowser('ann').browse(url('sdk', '/'));
-    assert.equal(ann.status, 200, ann.body);
-    assert.equal(json(ann.body).headers['ngrok-auth-user-email'], 'ann@example.com');
-    const before = reached.length;
-    const bob = await new LoginBrowser('bob').browse(url('sdk', '/'));
-    assert.equal(bob.status, 403);
-    assert.match(bob.body, /bob@example\.com is not allowed/);
-    assert.equal(reached.length, before);
+    test('a bind without client credentials is refused with the reason', async () => {
+      const builder = session.httpEndpoint().domain(host('nocreds')).scheme('HTTP').oauth('google');
+      await assert.rejects(builder.listen(), /no managed apps/);
+    });
   });
 
-  test('a bind without client credentials is refused with the reason', async () => {
-    const builder = session.httpEndpoint().domain(host('nocreds')).scheme('HTTP').oauth('google');
-    await assert.rejects(builder.listen(), /no managed apps/);
-  });
-});
-
-describe('oauth action with a provider from OAUTH_PROVIDERS_FILE', () => {
-  test('GitHub-style login: code exchange with PKCE, /user then /user/emails for the private email', async () => {
-    const page = await new LoginBrowser('octo').browse(url('gh', '/repo'));
-    assert.equal(page.status, 200, page.body);
-    const seen = json(page.body);
-    assert.equal(seen.headers['ngrok-auth-user-email'], 'octo@example.com');
-    assert.equal(seen.headers['ngrok-auth-user-id'], '42');
-    assert.equal(seen.headers['ngrok-auth-user-name'], 'Octo Cat');
+  describe('oauth action with a provider from OAUTH_PROVIDERS_FILE', () => {
+    test('GitHub-style login: code exchange with PKCE, /user then /user/emails for the private email', async () => {
+      const page = await new LoginBrowser('octo').browse(url('gh', '/repo'));
+      assert.equal(page.status, 200, page.body);
+      const seen = json(page.body);
+      assert.equal(seen.headers['ngrok-auth-user-email'], 'octo@example.com');
+      assert.equal(seen.headers['ngrok-auth-user-id'], '42');
+      assert.equal(seen.headers['ngrok-auth-user-name'], 'Octo Cat');
+    });
   });
 });
 
