@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
+import https from 'node:https';
+import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +28,9 @@ let token: string;
 let provider: TestProvider;
 let oauthServer: http.Server;
 let local: http.Server;
+let hanging: net.Server;
+let untrusted: https.Server;
+const held: net.Socket[] = [];
 const listeners: ngrok.Listener[] = [];
 const reached: Array<{ url: string; headers: http.IncomingHttpHeaders }> = [];
 
@@ -64,12 +69,16 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
   `;
     await bind('app', (b) => b.policy(policy));
     await bind('sdk', (b) => b.oidc(provider.issuer, CLIENT.id, CLIENT.secret, ['ann@example.com']));
-    const hanging = net.createServer(() => {}).listen(0, '127.0.0.1');
-    await new Promise((resolve) => hanging.once('listening', resolve));
-    after(() => hanging.close());
+    // a provider that takes connections and never answers
+    hanging = net.createServer((socket) => held.push(socket));
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
     const closedPort = await freeLoopbackPort();
     await bind('down', (b) => b.policy(oidcPolicy(`http://127.0.0.1:${closedPort}`)));
     await bind('hangs', (b) => b.policy(oidcPolicy(`http://127.0.0.1:${(hanging.address() as net.AddressInfo).port}`)));
+    // an HTTPS provider whose self-signed certificate burrow has no reason to trust
+    untrusted = selfSignedHttps(dir);
+    await new Promise<void>((resolve) => untrusted.listen(0, '127.0.0.1', resolve));
+    await bind('untrusted', (b) => b.policy(oidcPolicy(`https://127.0.0.1:${(untrusted.address() as net.AddressInfo).port}`)));
     await bind('gh', (b) => b.oauth('github', ['octo@example.com'], undefined, undefined, 'gh-client', 'gh-secret'));
   });
 
@@ -80,6 +89,9 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
     oauthServer?.closeAllConnections();
     oauthServer?.close();
     local?.close();
+    for (const socket of held) socket.destroy();
+    hanging?.close();
+    untrusted?.close();
     await cleanupProcesses();
   });
 
@@ -151,8 +163,8 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
       assert.equal((await browser.request(url('app', '/'))).status, 302);
     });
 
-    test('a provider that is down or hangs gives a 502 page naming it within 5 s', async () => {
-      for (const name of ['down', 'hangs']) {
+    test('a provider that is down, hangs, or shows an untrusted certificate gives a 502 page naming it within 5 s', async () => {
+      for (const name of ['down', 'hangs', 'untrusted']) {
         const started = Date.now();
         const page = await new LoginBrowser('ann').request(url(name, '/'));
         const elapsed = Date.now() - started;
@@ -160,8 +172,12 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
         assert.match(page.body, /identity provider 127\.0\.0\.1:\d+ could not be reached/);
         assert.ok(elapsed < 5000, `${name} answered in ${elapsed} ms`);
       }
+      const tls = /"host":"untrusted[^\n]*"reason":"127\.0\.0\.1:\d+: ([A-Z_]+)"/;
+      // the log line may trail the page by a moment
+      for (let i = 0; i < 40 && !tls.test(server.stdout.join('\n')); i++) await new Promise((resolve) => setTimeout(resolve, 50));
       const log = [...server.stdout, ...server.stderr].join('\n');
       assert.match(log, /edge login failed/);
+      assert.match(tls.exec(log)?.[1] ?? 'no log line', /^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|ERR_TLS_CERT_ALTNAME_INVALID|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)$/, 'TLS is verified');
       assert.ok(!log.includes(CLIENT.secret), 'the client secret is never logged');
     });
   });
@@ -236,4 +252,14 @@ function startOAuthServer(port: number): http.Server {
   });
   server.listen(port, '127.0.0.1');
   return server;
+}
+
+/** An HTTPS server on 127.0.0.1 with a fresh self-signed certificate (openssl), serving a discovery document. */
+function selfSignedHttps(dir: string): https.Server {
+  const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')]);
+  assert.equal(made.status, 0, String(made.stderr));
+  return https.createServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end('{}');
+  });
 }
