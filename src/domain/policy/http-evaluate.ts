@@ -65,7 +65,7 @@ export interface HttpDecision {
   breakers: BreakerConfig[];
   /** Set-Cookie values for whatever answers the request (an edge login session whose idle clock moved). */
   setCookies: string[];
-  /** Set when a login action found no session: the data plane starts the login (an async answer). */
+  /** Set when a login action found no session: the data plane starts the login in place of `answer` (a 302 to /ngrok/login). */
   login?: { config: LoginConfig; redirectPath: string };
 }
 
@@ -335,7 +335,9 @@ class HttpEvaluation {
     if (!lookup.ok) {
       Object.assign(results, { session_timed_out: lookup.timedOut, session_max_duration_reached: lookup.maxReached });
       this.decision.login = { config: login, redirectPath: this.decision.target };
-      return true;
+      // what a client gets where the login cannot start at once (an upgrade, an offline test): the login page
+      const query = new URLSearchParams({ auth_id: login.key, redirect_path: this.decision.target });
+      return this.answer(302, ['Location', `/ngrok/login?${query}`, 'Cache-Control', 'no-store'], '');
     }
     const { session } = lookup;
     results.identity = {

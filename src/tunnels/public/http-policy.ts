@@ -28,7 +28,7 @@ export type PolicyAnswer = Omit<HttpAnswer, 'body'> & { body: string | Buffer };
 export type RequestOutcome =
   | { kind: 'answer'; answer: PolicyAnswer }
   /** A login action found no session: the login starts (edge-logins.ts). */
-  | { kind: 'login'; login: LoginConfig; redirectPath: string }
+  | { kind: 'login'; login: LoginConfig; redirectPath: string; /** The evaluator's 302 to /ngrok/login, where the login cannot start here. */ fallback: PolicyAnswer }
   | {
       kind: 'forward';
       headers: string[];
@@ -68,7 +68,7 @@ export class HttpPolicy {
     const context = this.context(conn, pool, req, scheme, headers, body);
     const decision = evaluateHttpRequest(program, context);
     this.record(conn, decision, taken);
-    if (decision.login) return { kind: 'login', login: decision.login.config, redirectPath: decision.login.redirectPath };
+    if (decision.login && decision.answer) return { kind: 'login', login: decision.login.config, redirectPath: decision.login.redirectPath, fallback: decision.answer };
     const sent = { headers: decision.headers, target: decision.target };
     const judged = program.phases.on_http_response.length > 0;
     // a renewed login session goes back on whatever answers the request

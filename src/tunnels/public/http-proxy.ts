@@ -21,7 +21,6 @@ import { WEBHOOK_MAX_BODY_BYTES, type PolicyProgram } from '../../domain/policy/
 import { captureExchange, type InspectionSink } from './capture.js';
 import { REPLAY_HEADER } from '../../domain/inspection/replay.js';
 import { EdgeLogins } from './edge-logins.js';
-import type { LoginConfig } from '../../domain/identity/login-config.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect']);
@@ -290,7 +289,7 @@ export class HttpProxy {
       const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers, undefined, []);
       if (outcome.kind === 'answer') return void socket.end(answerBytes(outcome.answer));
       // an upgrade cannot follow the login's redirects itself: it is sent to the login page
-      if (outcome.kind === 'login') return void socket.end(answerBytes(loginRedirect(outcome.login, outcome.redirectPath)));
+      if (outcome.kind === 'login') return void socket.end(answerBytes(outcome.fallback));
       ({ headers, target } = outcome);
     }
     const stream = openStreamTo(this.options, state, pool);
@@ -518,8 +517,3 @@ function rawAnswer(status: number, reason: string, body: string, headers: Record
   return Buffer.concat([Buffer.from(text + '\r\n', 'latin1'), Buffer.from(body, 'utf8')]);
 }
 
-/** An upgrade stopped by a login action: to /ngrok/login, which redirects a browser to the provider and back. */
-function loginRedirect(login: LoginConfig, redirectPath: string) {
-  const query = new URLSearchParams({ auth_id: login.key, redirect_path: redirectPath });
-  return { status: 302, headers: ['Location', `/ngrok/login?${query}`], body: '' };
-}
