@@ -152,6 +152,23 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
       assert.equal(reached.length, before, 'the agent saw none of these');
     });
 
+    test('a WebSocket upgrade without a session is sent to /ngrok/login, not to the agent', async () => {
+      const before = reached.length;
+      const status = await new Promise<{ status: number; location: string | undefined }>((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port: server.httpPort, path: '/socket', headers: { host: `${host('app')}:${server.httpPort}`, connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' }, agent: false });
+        req.once('response', (res) => {
+          res.resume();
+          resolve({ status: res.statusCode!, location: res.headers.location });
+        });
+        req.once('upgrade', () => reject(new Error('upgraded without a login')));
+        req.once('error', reject);
+        req.end();
+      });
+      assert.equal(status.status, 302);
+      assert.match(status.location ?? '', /^\/ngrok\/login\?auth_id=oidc-[0-9a-f]{16}&redirect_path=%2Fsocket$/);
+      assert.equal(reached.length, before);
+    });
+
     test('logout clears the session; the next request needs a login again', async () => {
       const browser = new LoginBrowser('ann');
       assert.equal((await browser.browse(url('app', '/'))).status, 200);

@@ -182,6 +182,17 @@ describe('the session cookie in the request phase', () => {
     assert.deepEqual(decision.setCookies, [], 'a session used within the minute is not re-sent');
   });
 
+  test('allow_cors_preflight lets a CORS preflight through without a session, and only when set', () => {
+    const preflight = (allow: boolean) => {
+      const compiled = compile(login(`{issuer_url: "https://id.example.com", client_id: app, client_secret: s, allow_cors_preflight: ${allow}}`));
+      assert.ok(compiled.ok);
+      const request = { method: 'OPTIONS', target: '/api', version: '1.1', scheme: 'https' as const, headers: ['Host', 'app.example.com', 'Access-Control-Request-Method', 'POST'], receivedAt: NOW };
+      return evaluateHttpRequest(compiled.program, { connection: CONNECTION, request, buckets: new RateBuckets(), logins: codec });
+    };
+    assert.equal(preflight(true).login, undefined);
+    assert.ok(preflight(false).login);
+  });
+
   test('an idle clock older than a minute is moved with a renewed cookie', () => {
     const decision = evaluate(cookie(session(3600, 120)));
     assert.equal(decision.login, undefined);
