@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { TunnelConfig } from '../config.js';
@@ -136,8 +137,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     tcpLimits: { idleTimeoutMs: config.edgeTcpIdleTimeoutMs, connectionsPerClient: config.edgeTcpConnectionsPerClient },
     proxyProtocolFrom: config.cluster.proxyProtocolFrom,
     inspection: options.inspection,
-    // instances sharing TLS_DIR (or its sealing.key) read each other's login cookies
-    loginSecret: config.edgeHttpPort > 0 || config.edgeTlsPort > 0 ? await loadOrCreateSealingSecret(config.tlsDir) : undefined,
+    loginSecret: config.edgeHttpPort > 0 || config.edgeTlsPort > 0 ? await loginSecret(config.tlsDir, logger) : undefined,
   });
   options.metrics?.gaugeDataPlane({
     sessions: () => sessions.size,
@@ -185,4 +185,18 @@ async function noticeFor(tlsDirCaPath: string, agentAddress: string): Promise<st
     `With the agent config:  server_addr: ${agentAddress}   root_cas: ${caPath}\n` +
     `burrow agent-config prints both in full for this server.\n\n`
   );
+}
+
+/**
+ * The secret edge login cookies are sealed under: TLS_DIR/sealing.key, so instances sharing it
+ * read each other's. A TLS_DIR that cannot hold it (read-only, say) does not stop the start: this
+ * process's own key then, and logins last until it stops.
+ */
+async function loginSecret(tlsDir: string, logger: Logger): Promise<Buffer> {
+  try {
+    return await loadOrCreateSealingSecret(tlsDir);
+  } catch (error) {
+    logger.warn({ reason: (error as Error).message }, 'edge login sessions use a key of this process only: they end when it stops and other instances do not read them');
+    return randomBytes(32);
+  }
 }
