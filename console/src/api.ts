@@ -63,16 +63,3 @@ export const sessions = {
   signIn: (apiKey: string) => api.post<Session>('/console/session', { api_key: apiKey }),
   signOut: () => api.delete('/console/session'),
 };
-
-/** Prometheus text from /metrics: the sum of every sample of each named series. */
-export async function metricTotals(names: readonly string[]): Promise<Record<string, number>> {
-  const response = await fetch('/metrics', { credentials: 'same-origin' });
-  const totals: Record<string, number> = Object.fromEntries(names.map((name) => [name, 0]));
-  if (!response.ok) return totals;
-  for (const line of (await response.text()).split('\n')) {
-    if (line.startsWith('#')) continue;
-    const name = line.split(/[{ ]/, 1)[0]!;
-    if (name in totals) totals[name]! += Number(line.slice(line.lastIndexOf(' ') + 1)) || 0;
-  }
-  return totals;
-}

@@ -34,6 +34,8 @@ import { SqlReservedDomainRepository } from '../storage/repositories/reserved-do
 import { SqlReservedAddrRepository } from '../storage/repositories/reserved-addrs.js';
 import { SqlAcmeRepository } from '../storage/repositories/acme.js';
 import { sqlReservationReader } from '../storage/repositories/reservations.js';
+import { TrafficHistoryService } from '../domain/traffic-history/service.js';
+import { SqlTrafficMinutes } from '../storage/repositories/traffic-minutes.js';
 
 export interface AppDeps {
   config: Config;
@@ -46,6 +48,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** How captured requests are replayed (through this instance's public listener); none without a data plane here. */
   replay?: ReplaySender;
+  /** With ACME in this instance's data plane: a reservation or edge changed, order its names now. */
+  certificateNamesChanged?: () => void;
 }
 
 /**
@@ -76,7 +80,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   );
   const groupRepository = new SqlTunnelGroupBackendRepository(store);
   const groups = new TunnelGroupBackendService(groupRepository);
-  const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups, sqlReservationReader(store));
+  const edges = new TlsEdgeService(new SqlTlsEdgeRepository(store), config.maxPolicyRules, groups, sqlReservationReader(store), deps.certificateNamesChanged);
   const live = new LiveObjectService(new SqlLiveObjectReader(store), deps.sessionControl ?? queuedControl(new SqlTunnelRepository(store)), groupRepository);
 
   const inspection = new InspectionService(
@@ -97,8 +101,8 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
   );
 
   const tunnels = config.tunnels;
-  const reservationSettings = { region: tunnels.region, edgeDomain: tunnels.edgeDomain, publicHost: tunnels.edgePublicHost, tcpPorts: tunnels.edgeTcpPorts, acmeConfigured: tunnels.acme !== undefined };
-  const reservedDomains = new ReservedDomainService(new SqlReservedDomainRepository(store), reservationSettings, tunnels.acme ? new SqlAcmeRepository(store) : undefined);
+  const reservationSettings = { region: tunnels.region, edgeDomain: tunnels.edgeDomain, publicHost: tunnels.edgePublicHost, tcpPorts: tunnels.edgeTcpPorts, acmeConfigured: tunnels.acme !== undefined, acmeDnsHook: tunnels.acme?.dnsHook !== undefined };
+  const reservedDomains = new ReservedDomainService(new SqlReservedDomainRepository(store), reservationSettings, tunnels.acme ? new SqlAcmeRepository(store) : undefined, deps.certificateNamesChanged);
   const reservedAddrs = new ReservedAddrService(new SqlReservedAddrRepository(store), reservationSettings);
 
   const metrics = deps.metrics ?? new Metrics();
@@ -112,6 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<HttpApp> {
     apiKeys,
     consoleSessions,
     inspection,
+    trafficHistory: new TrafficHistoryService(new SqlTrafficMinutes(store)),
     edges,
     live,
     groups,

@@ -4,6 +4,9 @@ import { AccountService } from '../domain/accounts/service.js';
 import type { HttpApp } from '../http/app.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
+import { TrafficRollup } from '../domain/traffic-history/rollup.js';
+import { ReplayTokens } from '../domain/inspection/replay-tokens.js';
+import { SqlTrafficMinutes } from '../storage/repositories/traffic-minutes.js';
 import { openStore, type Store } from '../storage/db.js';
 import { migrateToLatest } from '../storage/migrate.js';
 import { SqlAccountRepository } from '../storage/repositories/accounts.js';
@@ -102,8 +105,13 @@ export async function start(config: Config, logger: Logger = createLogger(config
     throw error;
   });
   // Captured requests are written in batches off the request path; a failed batch is only logged.
-  const inspection = new InspectionRecorder(new SqlInspectionRepository(store), config.console.inspectionKeep, (error) =>
-    logger.warn({ error: reason(error) }, 'traffic inspection: captured requests not written'),
+  const inspection = new InspectionRecorder(
+    new SqlInspectionRepository(store),
+    config.console.inspectionKeep,
+    (error) => logger.warn({ error: reason(error) }, 'traffic inspection: captured requests not written'),
+    Date.now,
+    // Replay tokens any instance of the cluster verifies: a replay is recorded by whichever proxy carries it.
+    new ReplayTokens(config.tunnels.cluster.secret),
   );
   try {
     await keeper.start({ previousRunCrashed: identity.inherited });
@@ -137,7 +145,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
     },
   };
   const replay = dataPlane ? replaySender(inspection, config.tunnels) : undefined;
-  const app = await buildApp({ config, store, logger, sessionControl, metrics, ...(replay ? { replay } : {}) });
+  const app = await buildApp({ config, store, logger, sessionControl, metrics, ...(replay ? { replay } : {}), ...(dataPlane ? { certificateNamesChanged: () => dataPlane?.certificateNamesChanged() } : {}) });
   const listeners: Listener[] = [httpListener(app, config), ...(dataPlane?.listeners ?? [])];
   const addresses: string[] = [];
   for (const listener of listeners) {
@@ -151,6 +159,11 @@ export async function start(config: Config, logger: Logger = createLogger(config
     }
   }
   dataPlane?.startBackground();
+  // The console's charts: this instance's traffic counters, per minute, in the shared table.
+  const rollup = new TrafficRollup(new SqlTrafficMinutes(store), instanceId, () => metrics.trafficTotals(), (error) =>
+    logger.warn({ error: reason(error) }, 'traffic history: counts not written (added to the next write)'),
+  );
+  rollup.start();
   if (dataPlane?.caNotice) process.stderr.write(dataPlane.caNotice);
   const address = addresses[0]!;
   logger.info({ address, database: store.dialect, listeners: addresses }, 'burrow is listening');
@@ -164,6 +177,7 @@ export async function start(config: Config, logger: Logger = createLogger(config
         await Promise.all(listeners.map((listener) => listener.close(config.shutdownGraceMs)));
       } finally {
         dataPlane?.stopBackground();
+        await rollup.close();
         await inspection.close();
         await keeper.stop();
         await store.close();

@@ -5,8 +5,9 @@ import { Command } from 'commander';
 import { CliUsageError, configFor, print } from './context.js';
 import type { Config } from '../config.js';
 import { parseIp } from '../domain/policy/cidr.js';
-import type { HttpDecision, PolicyConnection, ProgramRule, Verdict } from '../domain/policy/index.js';
-import { httpReport, readHttpFlags, runHttpTest, type HttpTestResult } from './policy-http.js';
+import type { HttpDecision, PolicyConnection } from '../domain/policy/index.js';
+import type { HttpTestResult, JwtCheck } from '../domain/policy/policy-test.js';
+import { readHttpFlags } from './policy-http.js';
 
 /** `burrow policy validate|test`: the server's own validator and engine, offline. */
 export function policyCommand(): Command {
@@ -72,20 +73,20 @@ export function policyCommand(): Command {
         return usage('--header, --body-file, --endpoint-url and --response-* need --request.');
       }
       if (typeof http === 'string') return usage(http);
-      const { compilePolicy, evaluate } = await import('../domain/policy/index.js');
-      const kind = http ? { endpoint: http.scheme, subject: 'endpoint' as const } : {};
-      const compiled = compilePolicy(source, { maxRules: input.maxRules, ...kind });
-      if (!compiled.ok) {
-        if (options.json) print(JSON.stringify({ file, valid: false, error: compiled.error }));
-        process.stderr.write(`${file}: ${compiled.error.code}: ${compiled.error.message}\n`);
+      const { testPolicy } = await import('../domain/policy/policy-test.js');
+      const { connectionReport, httpReport } = await import('../domain/policy/policy-test-report.js');
+      const outcome = await testPolicy(source, input.maxRules, input.connection, http, await cliJwtCheck());
+      if (!outcome.ok) {
+        if (options.json) print(JSON.stringify({ file, valid: false, error: outcome.error }));
+        process.stderr.write(`${file}: ${outcome.error.code}: ${outcome.error.message}\n`);
         process.exitCode = 2;
         return;
       }
-      const verdict = evaluate(compiled.program, input.connection);
-      if (http && verdict.allowed) {
-        const result = await runHttpTest(compiled.program, input.connection, http);
+      const { program, verdict } = outcome;
+      if (http && outcome.http) {
+        const result = outcome.http;
         if (options.json) print(JSON.stringify({ file, valid: true, connection: describeInput(input.connection), ...httpJson(result) }));
-        else for (const line of httpReport(file, compiled.program, http, result)) print(line);
+        else for (const line of httpReport(file, program, http, result)) print(line);
         process.exitCode = result.allowed ? 0 : 1;
         return;
       }
@@ -93,7 +94,7 @@ export function policyCommand(): Command {
         const { closedBy, ...rest } = verdict; // the API's snake_case, as every other key
         print(JSON.stringify({ file, valid: true, connection: describeInput(input.connection), ...rest, ...(closedBy ? { closed_by: closedBy } : {}) }));
       }
-      else for (const line of report(file, compiled.program.rules, input.connection, verdict)) print(line);
+      else for (const line of connectionReport(file, program.rules, input.connection, verdict)) print(line);
       process.exitCode = verdict.allowed ? 0 : 1;
     });
   return policy;
@@ -205,62 +206,15 @@ function describeInput(connection: PolicyConnection): Record<string, unknown> {
   };
 }
 
-function ruleTitle(number: number, name: string | null): string {
-  return name === null ? `Rule ${number}` : `Rule ${number} (${JSON.stringify(name)})`;
-}
-
-/** The verdict for a person: each rule, what its actions did, then the verdict. */
-function report(file: string, rules: readonly ProgramRule[], connection: PolicyConnection, verdict: Verdict): string[] {
-  const lines: string[] = [];
-  const client = connection.clientIp.includes(':') ? `[${connection.clientIp}]` : connection.clientIp;
-  const host = connection.endpoint.host ? `${connection.endpoint.host}:${connection.serverPort}` : `port ${connection.serverPort}`;
-  lines.push(
-    `${file}: ${rules.length} rule${rules.length === 1 ? '' : 's'}; connection from ${client}:${connection.clientPort} to ${host} at ${new Date(connection.now).toISOString()}`,
-  );
-  for (const rule of rules) {
-    const outcome = verdict.rules[rule.number - 1];
-    const title = ruleTitle(rule.number, rule.name);
-    if (!outcome) {
-      lines.push(`${title}: not evaluated (the connection was already closed)`);
-      continue;
-    }
-    if (!outcome.matched) {
-      lines.push(outcome.error ? `${title}: not matched: run-time error, counted as false: ${outcome.error}` : `${title}: not matched`);
-      continue;
-    }
-    lines.push(`${title}: matched${rule.expressions.length === 0 ? ' (no expressions)' : ''}`);
-    outcome.actions.forEach((action, index) => {
-      const label = `  action ${index + 1} ${action.type}`;
-      switch (action.type) {
-        case 'deny':
-        case 'close-connection':
-          lines.push(`${label}: connection closed`);
-          break;
-        case 'log':
-          lines.push(`${label}: ${JSON.stringify(action.metadata)}${action.error ? ` (errors: ${action.error})` : ''}`);
-          break;
-        case 'restrict-ips': {
-          const why = action.matched_cidr ? `matched ${action.matched_cidr}` : action.action === 'deny' ? 'in no allowed CIDR' : 'in no denied CIDR';
-          const effect = action.action === 'deny' ? (action.enforced ? ', connection closed' : ', not enforced (enforce: false)') : '';
-          lines.push(`${label}: ${action.action} (${why})${effect}${action.error ? ` (errors: ${action.error})` : ''}`);
-          break;
-        }
-        case 'terminate-tls':
-          lines.push(`${label}: TLS terminated at burrow (${action.config.min_version} to ${action.config.max_version})`);
-      }
-    });
-  }
-  if (verdict.errors.length > 0) lines.push(`Run-time errors: ${verdict.errors.length} (each counted as false or left out, as on a live connection)`);
-  lines.push(
-    verdict.closedBy
-      ? `Verdict: closed by ${ruleTitle(verdict.closedBy.rule, verdict.closedBy.name).replace('Rule', 'rule')}, action ${verdict.closedBy.action} (${verdict.closedBy.type})`
-      : 'Verdict: allowed',
-  );
-  return lines;
-}
-
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The CLI's trial fetches jwt-validation's key sets as the data plane does. */
+async function cliJwtCheck(): Promise<JwtCheck> {
+  const { JwtVerifier } = await import('../domain/identity/jwt-verify.js');
+  const verifier = new JwtVerifier();
+  return (config, tokens) => verifier.verify(config, tokens);
 }

@@ -34,6 +34,9 @@ import { tlsEdgeRoutes } from './edges/routes.js';
 import { backendModuleRoutes } from './edges/backend-routes.js';
 import { BackendModuleResponse, TlsEdgeResponse, TlsTerminationModuleResponse, TrafficPolicyModuleResponse } from './edges/schemas.js';
 import { trafficPolicyRoutes } from './edges/traffic-policy-routes.js';
+import { policyTestRoutes } from './traffic-policy/routes.js';
+import { trafficHistoryRoutes } from './traffic-history/routes.js';
+import type { TrafficHistoryService } from '../domain/traffic-history/service.js';
 import { tlsTerminationRoutes } from './edges/tls-termination-routes.js';
 import { endpointRoutes } from './endpoints/routes.js';
 import { EndpointResponse } from './endpoints/schemas.js';
@@ -66,6 +69,8 @@ export interface HttpDeps {
   consoleSessions: ConsoleSessions;
   /** Traffic inspection settings and captured requests. */
   inspection: InspectionService;
+  /** The last hour of traffic, for the console's charts. */
+  trafficHistory: TrafficHistoryService;
   edges: TlsEdgeService;
   /** Agent sessions, tunnels and endpoints, and the session commands. */
   live: LiveObjectService;
@@ -185,6 +190,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await app.register(credentialRoutes, { credentials, publicUrl: config.publicUrl });
   await app.register(tlsEdgeRoutes, { edges, publicUrl: config.publicUrl });
   await app.register(trafficPolicyRoutes, { edges });
+  await app.register(policyTestRoutes, { maxPolicyRules: config.maxPolicyRules, region: config.tunnels.region });
   await app.register(tunnelSessionRoutes, { live, publicUrl: config.publicUrl });
   await app.register(tunnelRoutes, { live, publicUrl: config.publicUrl });
   await app.register(endpointRoutes, { live, publicUrl: config.publicUrl });
@@ -195,6 +201,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await app.register(reservedAddrRoutes, { reservedAddrs: deps.reservedAddrs, publicUrl: config.publicUrl });
   await app.register(apiKeyRoutes, { apiKeys: deps.apiKeys, publicUrl: config.publicUrl });
   await app.register(inspectionRoutes, { inspection: deps.inspection, publicUrl: config.publicUrl });
+  await app.register(trafficHistoryRoutes, { history: deps.trafficHistory });
   if (config.console.enabled) {
     await app.register(consoleSessionRoutes, { sessions: deps.consoleSessions, publicUrl: config.publicUrl, agentServer: agentServer(config) });
     await app.register(consoleStaticRoutes);

@@ -38,6 +38,7 @@ export class Metrics {
     'burrow_public_bytes_total',
     'Bytes of public connections, by proto and direction (in: from the public client, out: to it).',
   );
+  readonly publicRequests = new Counter('burrow_public_http_requests_total', 'HTTP requests through endpoints and edges, by proto (http, https).');
   readonly binds = new Counter('burrow_binds_total', 'Agent binds and labeled tunnels, by result (ok, or the ERR_NGROK code that refused them).');
   readonly agentAuths = new Counter(
     'burrow_agent_auths_total',
@@ -70,6 +71,7 @@ export class Metrics {
     this.dbQueries,
     this.publicConnections,
     this.publicBytes,
+    this.publicRequests,
     this.binds,
     this.agentAuths,
     this.policyDuration,
@@ -115,6 +117,32 @@ export class Metrics {
     this.publicConnections.get(`${proto}|${verdict}`, () => ({ proto, verdict })).inc();
     this.publicBytes.get(`${proto}|in`, () => ({ proto, direction: 'in' })).inc(bytesIn);
     this.publicBytes.get(`${proto}|out`, () => ({ proto, direction: 'out' })).inc(bytesOut);
+  }
+
+  /** One HTTP request through an endpoint or edge (its answer sent or not). */
+  observeHttpRequest(proto: string): void {
+    this.publicRequests.get(proto, () => ({ proto })).inc();
+  }
+
+  /**
+   * The counters the console's charts of the last hour roll up (domain/traffic-history/): public
+   * connections, HTTP requests, bytes each way, and denials by action: connections closed by a
+   * policy, and HTTP requests answered by a `deny` action.
+   */
+  trafficTotals(): { connections: number; requests: number; bytesIn: number; bytesOut: number; denials: Map<string, number> } {
+    const sum = (family: Counter, keep: (labels: Readonly<Record<string, string>>) => boolean = () => true) =>
+      family.snapshot().samples.reduce((total, sample) => (keep(sample.labels) ? total + sample.value : total), 0);
+    const denials = new Map<string, number>();
+    for (const sample of this.deniedConnections.snapshot().samples) denials.set(sample.labels.action ?? 'deny', sample.value);
+    const httpDenials = sum(this.policyActions, (labels) => labels.type === 'deny');
+    if (httpDenials > 0) denials.set('deny', (denials.get('deny') ?? 0) + httpDenials);
+    return {
+      connections: sum(this.publicConnections),
+      requests: sum(this.publicRequests),
+      bytesIn: sum(this.publicBytes, (labels) => labels.direction === 'in'),
+      bytesOut: sum(this.publicBytes, (labels) => labels.direction === 'out'),
+      denials,
+    };
   }
 
   /** The data plane's live counts, read at render time (set once by the data plane). */

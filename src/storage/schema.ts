@@ -125,6 +125,14 @@ export interface ReservedAddrsTable {
   created_at: string;
 }
 
+export interface TrafficMinutesTable {
+  /** Unix seconds at the start of the minute. */
+  minute: number | string;
+  instance_id: string;
+  series: string;
+  value: number | string;
+}
+
 export interface RateLimitCountsTable {
   account_id: string;
   /** Unix second of the bucket. */
@@ -222,6 +230,7 @@ export interface SchemaTables {
   tls_edges: TlsEdgesTable;
   tunnel_group_backends: TunnelGroupBackendsTable;
   rate_limit_counts: RateLimitCountsTable;
+  traffic_minutes: TrafficMinutesTable;
   bootstrap: BootstrapTable;
   instances: InstancesTable;
   cluster_ca: ClusterCaTable;

@@ -55,6 +55,8 @@ export interface DataPlane {
   deliverLocally(sessionId: string, command: SessionCommand): boolean;
   /** Reads the certificate files again now (SIGHUP); a bad new pair keeps the old one, logged. */
   reloadCertificates(): Promise<void>;
+  /** A reserved domain or TLS edge changed: with ACME, the names they need are ordered now. */
+  certificateNamesChanged(): void;
   /** What an operator needs to know once: where the CA is and how agents trust it. */
   readonly caNotice: string | undefined;
   startBackground(): void;
@@ -157,6 +159,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     sessions,
     deliverLocally: (sessionId, command) => commands.deliverLocally(sessionId, command),
     reloadCertificates: () => certificates.reload(),
+    certificateNamesChanged: () => void acme?.namesChanged(),
     caNotice,
     startBackground() {
       void acme?.start();

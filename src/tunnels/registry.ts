@@ -1,3 +1,4 @@
+import type { SecureContext } from 'node:tls';
 import type { PolicyEndpoint } from '../domain/policy/index.js';
 import { publicUrl, type BindProto } from '../domain/tunnels/binds.js';
 import { NO_POLICY, type ConnectionPolicy } from '../domain/tunnels/connection-policy.js';
@@ -53,6 +54,10 @@ export interface TlsTermination {
   readonly maxVersion?: string;
   /** Client certificates (terminate-tls's mutual TLS): PEM CAs, and how strictly they are asked for. */
   readonly mutualTls?: { readonly cas: readonly string[]; readonly strategy: 'require-and-verify' | 'require-any' | 'request' };
+  /** The bind's MutualTLSCA / MutualTLSAtEdge: a client certificate from one of these, whatever the policy says. */
+  readonly clientCas?: readonly string[];
+  /** The bind's TLSTermination certificate; absent: the one served for the name. */
+  readonly secureContext?: SecureContext;
 }
 
 /** The TLS edge whose hostport host is an SNI name (edges/edge-routing.ts), asked by the TLS port. */

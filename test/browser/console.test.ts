@@ -134,7 +134,6 @@ describe('the console in Chromium', { skip }, () => {
     await open('overview', 'Overview');
     await page.getByTestId('agents-online').filter({ hasText: '1' }).waitFor();
     await page.locator('.uplot').first().waitFor();
-    await shoot('overview');
   });
 
   it('inspector: capture settings saved; a captured request opens, its hostile header shown as text, and is replayed', async () => {
@@ -192,6 +191,8 @@ describe('the console in Chromium', { skip }, () => {
     await page.getByRole('button', { name: 'Edit policy' }).click();
     const editor = page.getByLabel('Traffic policy (YAML or JSON)');
     await editor.fill('on_tcp_connect:\n  - actions:\n      - type: no-such-action\n');
+    // Validated as you type, through the API, before anything is saved.
+    await page.getByTestId('policy-check').getByRole('alert').filter({ hasText: 'ERR_NGROK_2201' }).waitFor();
     await page.getByRole('button', { name: 'Save policy' }).click();
     await page.getByRole('alert').filter({ hasText: 'ERR_NGROK_2201' }).waitFor();
     await shoot('edges-policy-error');
@@ -199,7 +200,42 @@ describe('the console in Chromium', { skip }, () => {
     await page.getByRole('button', { name: 'Save policy' }).click();
     await page.getByRole('status').filter({ hasText: 'Policy saved.' }).waitFor();
     assert.equal(await page.getByRole('alert').count(), 0);
+    await page.getByTestId('policy-check').getByText('Valid.').waitFor();
     await shoot('edges');
+
+    // Try it: the server's policy test, its report shown as text.
+    const tryIt = page.getByRole('form', { name: /^Try the policy of / });
+    await tryIt.getByLabel('Client IP (empty: yours)').fill('192.0.2.1');
+    await tryIt.getByRole('button', { name: 'Try it' }).click();
+    const result = page.getByTestId('policy-try-result');
+    await result.getByRole('status').filter({ hasText: 'Refused' }).waitFor();
+    const report = (await result.locator('pre').textContent())!;
+    assert.match(report, /connection from 192\.0\.2\.1:50000 to app\.example\.com:443/);
+    assert.match(report, /Rule 1: matched\n {2}action 1 deny: connection closed\nVerdict: closed by rule 1, action 1 \(deny\)/);
+    await tryIt.getByLabel('Client IP (empty: yours)').fill('198.51.100.1');
+    await tryIt.getByLabel('HTTP request (optional), e.g. GET /path?q=1').fill('GET /hello');
+    await tryIt.getByRole('button', { name: 'Try it' }).click();
+    await result.getByRole('status').filter({ hasText: 'Allowed' }).waitFor();
+    assert.match((await result.locator('pre').textContent())!, /Request to the agent:\n {2}GET \/hello HTTP\/1\.1\n {2}Host: app\.example\.com/);
+    await tryIt.getByLabel('Client IP (empty: yours)').fill('not an address');
+    await tryIt.getByRole('button', { name: 'Try it' }).click();
+    await tryIt.getByRole('alert').filter({ hasText: 'connection.client_ip' }).waitFor();
+    await tryIt.getByLabel('Client IP (empty: yours)').fill('192.0.2.1');
+    await tryIt.getByLabel('HTTP request (optional), e.g. GET /path?q=1').fill('');
+    await tryIt.getByRole('button', { name: 'Try it' }).click();
+    await result.getByRole('status').filter({ hasText: 'Refused' }).waitFor();
+    await shoot('edges-try-it');
+  });
+
+  it('overview: the last hour’s charts, summed over instances, count the requests just sent through the endpoint', async () => {
+    await open('overview', 'Overview');
+    await page.locator('.uplot').nth(2).waitFor();
+    assert.equal(await page.locator('.uplot').count(), 3);
+    // Each instance writes its counts every 10 s and the page reads them every 10 s.
+    await page.getByTestId('requests-hour').filter({ hasText: /^[1-9]\d*$/ }).waitFor({ timeout: 40_000 });
+    const label = (await page.getByRole('img', { name: /^Connections and requests per minute/ }).getAttribute('aria-label'))!;
+    assert.match(label, /HTTP requests [1-9]/);
+    await shoot('overview');
   });
 
   it('stops the agent from the agents page', async () => {

@@ -184,7 +184,13 @@ test('http-01: the challenge is answered on the HTTP port before any routing', {
   }
 });
 
-test('a reserved domain with a certificate management policy is ordered before any endpoint binds it; one without is not', { skip, timeout: 150_000 }, async () => {
+/** The served certificate's key: `rsa` (its modulus' bits) or `ec` (its curve). */
+function keyOf(socket: tls.TLSSocket): string {
+  const peer = socket.getPeerCertificate() as tls.PeerCertificate & { asn1Curve?: string };
+  return peer.asn1Curve ? `ec ${peer.asn1Curve}` : `rsa ${peer.bits}`;
+}
+
+test('a reserved domain with a certificate management policy is ordered when reserved, with its private_key_type (rsa by default); one without is not; a wildcard without a DNS hook is not', { skip, timeout: 150_000 }, async () => {
   const server = await startBurrow({ databaseUrl: tempDatabaseUrl(), tlsDir: makeTempDir('burrow-tls-') }, 'tls-alpn-01');
   let session: ngrok.Session | undefined;
   try {
@@ -193,24 +199,45 @@ test('a reserved domain with a certificate management policy is ordered before a
     assert.equal(managed.status, 201, managed.text);
     // ACME is configured: no ACME_NOT_CONFIGURED job
     assert.notEqual(managed.body.certificate_management_status?.provisioning_job?.error_code, 'ACME_NOT_CONFIGURED');
+    const rsa = await api(server, 'POST', '/reserved_domains', { body: { domain: 'rsa.example.com', certificate_management_policy: { authority: 'letsencrypt' } } });
+    assert.equal(rsa.body.certificate_management_policy?.private_key_type, 'rsa', "the reference's default");
     assert.equal((await api(server, 'POST', '/reserved_domains', { body: { domain: 'plain.example.com' } })).status, 201);
-    // the data plane's sweep (every minute) picks the reservation up
-    await waitFor('the reserved domain ordered', () => orders(server, 'reserved.example.com').find((line) => line.result === 'issued'), 90_000);
+    const wildcard = await api(server, 'POST', '/reserved_domains', { body: { domain: '*.nohook.example.com', certificate_management_policy: policy } });
+    assert.equal(wildcard.body.certificate_management_status?.provisioning_job?.error_code, 'ACME_DNS_HOOK_MISSING');
+    // ordered at once when reserved, not at the next sweep (every minute)
+    const ecLine = await waitFor('the reserved domain ordered', () => orders(server, 'reserved.example.com').find((line) => line.result === 'issued'), 30_000);
+    const rsaLine = await waitFor('the rsa reservation ordered', () => orders(server, 'rsa.example.com').find((line) => line.result === 'issued'), 30_000);
+    assert.equal(ecLine.key_type, 'ecdsa');
+    assert.equal(rsaLine.key_type, 'rsa');
     const status = (await api(server, 'GET', `/reserved_domains/${managed.body.id}`)).body.certificate_management_status;
     assert.match(status?.renews_at ?? '', /^\d{4}-\d\d-\d\dT/);
     assert.equal(status?.provisioning_job, null);
+    const skipped = server.logs().filter((line) => line.event === 'acme_order_skipped');
+    assert.deepEqual(skipped.map((line) => [line.name, line.reason]), [['*.nohook.example.com', 'dns_hook_missing']]);
     session = await connectAgent(server, await createToken(server));
     await session.httpEndpoint().domain('reserved.example.com').listenAndForward(localUrl);
-    const answer = await getOver('reserved.example.com', await pebble.root());
+    await session.httpEndpoint().domain('rsa.example.com').listenAndForward(localUrl);
+    const root = await pebble.root();
+    const answer = await getOver('reserved.example.com', root);
     assert.equal(answer.body, 'hello through ACME');
-    assert.deepEqual(orders(server).map((line) => line.name), ['reserved.example.com']);
+    assert.equal(keyOf(await handshake('reserved.example.com', root)), 'ec prime256v1');
+    assert.equal(keyOf(await handshake('rsa.example.com', root)), 'rsa 2048');
+    assert.deepEqual(orders(server).map((line) => line.name).sort(), ['reserved.example.com', 'rsa.example.com']);
+
+    // the policy's key type changed: the certificate is ordered again with the new kind of key
+    const patched = await api(server, 'PATCH', `/reserved_domains/${managed.body.id}`, { body: { certificate_management_policy: { authority: 'letsencrypt', private_key_type: 'rsa' } } });
+    assert.equal(patched.status, 200, patched.text);
+    const again = await waitFor('the new key type ordered', () => orders(server, 'reserved.example.com').find((line) => line.key_type === 'rsa'), 30_000);
+    assert.equal(again.result, 'issued');
+    assert.equal(again.renewal, true);
+    assert.equal(keyOf(await handshake('reserved.example.com', root)), 'rsa 2048');
   } finally {
     await session?.close().catch(() => {});
     await server.stop();
   }
 });
 
-test('dns-01 through ACME_DNS_HOOK: the EDGE_DOMAIN wildcard, with challtestsrv serving the TXT records', { skip, timeout: 150_000 }, async () => {
+test('dns-01 through ACME_DNS_HOOK: the EDGE_DOMAIN wildcard and a reserved wildcard domain, with challtestsrv serving the TXT records', { skip, timeout: 150_000 }, async () => {
   const dir = makeTempDir('dns-hook-');
   const hook = `${dir}/hook.mjs`;
   const calls = `${dir}/calls.log`;
@@ -236,15 +263,49 @@ process.exit(response.ok ? 0 : 1);
     assert.equal(listener.url(), `https://app.edge.example.com:${tlsPort}`);
     const answer = await getOver('app.edge.example.com', await pebble.root());
     assert.equal(answer.body, 'hello through ACME');
-    // the name under the wildcard is not ordered on its own
-    assert.deepEqual(orders(server).map((line) => line.name), ['*.edge.example.com']);
+
+    // a reserved wildcard domain with a policy: dns-01 too, and the names under it get its certificate
+    const reserved = await api(server, 'POST', '/reserved_domains', { body: { domain: '*.wild.example.com', certificate_management_policy: { authority: 'letsencrypt', private_key_type: 'ecdsa' } } });
+    assert.equal(reserved.status, 201, reserved.text);
+    assert.equal(reserved.body.certificate_management_status?.provisioning_job?.error_code, null);
+    await issued(server, '*.wild.example.com');
+    assert.deepEqual(readFileSync(calls, 'utf8').trim().split('\n').slice(2), ['set _acme-challenge.wild.example.com', 'unset _acme-challenge.wild.example.com']);
+    await session.httpEndpoint().domain('app.wild.example.com').listenAndForward(localUrl);
+    const under = await getOver('app.wild.example.com', await pebble.root());
+    assert.equal(under.body, 'hello through ACME');
+    assert.match((await api(server, 'GET', `/reserved_domains/${reserved.body.id}`)).body.certificate_management_status?.renews_at ?? '', /^\d{4}-/);
+    // the names under the wildcards are not ordered on their own
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.deepEqual(orders(server).map((line) => line.name), ['*.edge.example.com', '*.wild.example.com']);
   } finally {
     await session?.close().catch(() => {});
     await server.stop();
   }
 });
 
-test('renewal of a short-lived certificate keeps open connections; with the CA down the edge certificate is served and the order retried later', { skip, timeout: 240_000 }, async () => {
+test("a TLS edge's hostport is ordered when the edge is created, and served when it terminates at the edge", { skip, timeout: 120_000 }, async () => {
+  const server = await startBurrow({ databaseUrl: tempDatabaseUrl(), tlsDir: makeTempDir('burrow-tls-') }, 'tls-alpn-01');
+  try {
+    const edge = await api(server, 'POST', '/edges/tls', { body: { hostports: ['edge-acme.example.com:443'], tls_termination: { terminate_at: 'edge' } } });
+    assert.equal(edge.status, 201, edge.text);
+    const line = await issued(server, 'edge-acme.example.com');
+    assert.equal(line.key_type, 'ecdsa');
+    // the handshake is burrow's, with the CA's certificate (no backend: the connection then closes)
+    const root = await pebble.root();
+    const secure = await handshake('edge-acme.example.com', root);
+    assert.equal(secure.getPeerCertificate().subject.CN, 'edge-acme.example.com');
+    secure.destroy();
+    // a hostport added by an update is ordered too
+    assert.equal((await api(server, 'PATCH', `/edges/tls/${edge.body.id}`, { body: { hostports: ['edge-acme.example.com:443', 'edge-two.example.com:443'] } })).status, 200);
+    await issued(server, 'edge-two.example.com');
+    (await handshake('edge-two.example.com', root)).destroy();
+    assert.deepEqual(orders(server).map((entry) => entry.name), ['edge-acme.example.com', 'edge-two.example.com']);
+  } finally {
+    await server.stop();
+  }
+});
+
+test('renewal of a short-lived certificate keeps open connections; the endpoint gone, renewals stop; with the CA down the edge certificate is served and the order retried later', { skip, timeout: 300_000 }, async () => {
   const ports = { httpPort: 0, tlsPort: 0 };
   [ports.httpPort, ports.tlsPort] = (await freePorts(2)) as [number, number];
   const shortLived = await startPebble(ports.httpPort, ports.tlsPort, { validitySeconds: 3600 });
@@ -254,7 +315,10 @@ test('renewal of a short-lived certificate keeps open connections; with the CA d
   let session: ngrok.Session | undefined;
   try {
     session = await connectAgent(server, await createToken(server));
-    await session.httpEndpoint().domain('renew.example.com').listenAndForward(localUrl);
+    const renewListener = await session.httpEndpoint().domain('renew.example.com').listenAndForward(localUrl);
+    // a second name, still bound when the first goes: its renewals show that the sweep ran
+    const stillListener = await session.httpEndpoint().domain('still.example.com').listenAndForward(localUrl);
+    await issued(server, 'still.example.com');
     const first = await issued(server, 'renew.example.com');
     assert.equal(first.renewal, false);
     const root = await shortLived.root();
@@ -275,6 +339,16 @@ test('renewal of a short-lived certificate keeps open connections; with the CA d
     // the next handshake gets the new certificate
     assert.notEqual((await getOver('renew.example.com', root, ports.tlsPort)).serial, before.serial);
     open.destroy();
+
+    // the endpoint closed: the next sweep renews the name still bound, not this one
+    await renewListener.close();
+    const closedAt = Date.now();
+    const renewOrders = orders(server, 'renew.example.com').length;
+    // an order of the name still bound that started after the close: a sweep ran since
+    const startedAfter = (line: Record<string, unknown>) => Date.parse(String(line.time)) - Number(line.ms) > closedAt;
+    await waitFor('the next sweep renewing the name still bound', () => orders(server, 'still.example.com').find((line) => line.result === 'issued' && startedAfter(line)), 75_000);
+    assert.equal(orders(server, 'renew.example.com').length, renewOrders, 'no renewal of a name no endpoint serves');
+    await stillListener.close();
 
     // the CA goes away: a new name gets the private-CA certificate within a few seconds, and the failure is retried later
     await shortLived.stop();

@@ -183,7 +183,8 @@ let reservedNames = 0;
 
 function stringOf(name: string, bytes: number): string {
   switch (name) {
-    case 'value': {
+    case 'value':
+    case 'policy': {
       // A valid policy document, padded with a YAML comment.
       const policy = 'on_tcp_connect:\n  - actions:\n      - type: deny\n#';
       return policy + utf8Filler(Math.max(0, bytes - Buffer.byteLength(policy)));

@@ -13,6 +13,28 @@ describe('SqlAcmeRepository', () => {
   });
   after(() => app.close());
 
+  it("lists the names managed whatever is bound: reservations with a policy (their key type) and live TLS edges' hostport names", async () => {
+    const reserve = (body: unknown) => app.call({ method: 'POST', url: '/reserved_domains', body });
+    assert.equal((await reserve({ domain: 'rsa.managed.example', certificate_management_policy: { authority: 'letsencrypt' } })).statusCode, 201);
+    assert.equal((await reserve({ domain: 'ec.managed.example', certificate_management_policy: { private_key_type: 'ecdsa' } })).statusCode, 201);
+    assert.equal((await reserve({ domain: '*.wild.managed.example', certificate_management_policy: { private_key_type: 'ecdsa' } })).statusCode, 201);
+    assert.equal((await reserve({ domain: 'plain.managed.example' })).statusCode, 201);
+    // an edge naming a reserved name too: the reservation's key type wins; an address is no name to order
+    const edge = await app.call({ method: 'POST', url: '/edges/tls', body: { hostports: ['Edge.Managed.example:443', 'ec.managed.example:443', '10.0.0.1:443'] } });
+    assert.equal(edge.statusCode, 201, edge.body);
+    const managed = (await repository.managedNames()).filter((each) => each.name.endsWith('managed.example') || each.name === '10.0.0.1');
+    assert.deepEqual(managed, [
+      { name: '*.wild.managed.example', keyType: 'ecdsa' },
+      { name: 'ec.managed.example', keyType: 'ecdsa' },
+      { name: 'edge.managed.example' },
+      { name: 'rsa.managed.example', keyType: 'rsa' },
+    ]);
+    assert.equal(await repository.policyKeyType('rsa.managed.example'), 'rsa');
+    assert.equal(await repository.policyKeyType('*.wild.managed.example'), 'ecdsa');
+    assert.equal(await repository.policyKeyType('plain.managed.example'), undefined);
+    assert.equal(await repository.policyKeyType('edge.managed.example'), undefined);
+  });
+
   it('keeps the first account stored for a directory', async () => {
     const first = await repository.saveAccount({ directoryUrl: 'https://ca.example/dir', keySealed: 'v1.a', accountUrl: null });
     const second = await repository.saveAccount({ directoryUrl: 'https://ca.example/dir', keySealed: 'v1.b', accountUrl: null });

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
 import { ConfirmButton, Empty, ErrorNote, lines, useList, useSubmit, LinesField, TextField } from '../components.js';
 import { labelText } from './groups.js';
+import { PolicyTry, usePolicyCheck } from '../policy-try.js';
 
 interface PolicyModule {
   enabled: boolean;
@@ -30,12 +31,13 @@ const EXAMPLE_POLICY = `on_tcp_connect:
           allow: ["203.0.113.0/24"]
 `;
 
-/** The traffic policy module: the server validates on save, and its error is shown in place. */
+/** The traffic policy module: the server validates as you type and on save, its error shown in place; then try it. */
 function PolicyEditor({ edge, onSaved }: { edge: TlsEdge; onSaved: () => void }) {
   const [value, setValue] = useState(edge.traffic_policy?.value ?? EXAMPLE_POLICY);
   const [enabled, setEnabled] = useState(edge.traffic_policy?.enabled ?? true);
   const [error, setError] = useState<unknown>(undefined);
   const [saved, setSaved] = useState(false);
+  const check = usePolicyCheck(value);
   const save = async (event: Event) => {
     event.preventDefault();
     try {
@@ -49,31 +51,39 @@ function PolicyEditor({ edge, onSaved }: { edge: TlsEdge; onSaved: () => void })
     }
   };
   const remove = () => api.delete(`/edges/tls/${edge.id}/traffic_policy`).then(onSaved, setError);
+  const host = (edge.hostports[0] ?? '').replace(/:\d+$/, '');
   return (
-    <form onSubmit={save} aria-label={`Traffic policy of ${edge.id}`}>
-      <label>
-        Traffic policy (YAML or JSON)
-        <textarea
-          name="policy"
-          class="policy"
-          rows={10}
-          spellcheck={false}
-          value={value}
-          aria-invalid={error instanceof ApiError ? true : undefined}
-          onInput={(e) => (setValue((e.target as HTMLTextAreaElement).value), setSaved(false))}
-        />
-      </label>
-      <label>
-        <input type="checkbox" role="switch" checked={enabled} onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)} />
-        Enabled
-      </label>
-      <ErrorNote error={error} />
-      {saved ? <p role="status">Policy saved.</p> : null}
-      <div role="group">
-        <button type="submit">Save policy</button>
-        {edge.traffic_policy ? <ConfirmButton label="Remove policy" confirm="Remove the policy" onConfirm={remove} /> : null}
-      </div>
-    </form>
+    <>
+      <form onSubmit={save} aria-label={`Traffic policy of ${edge.id}`}>
+        <label>
+          Traffic policy (YAML or JSON)
+          <textarea
+            name="policy"
+            class="policy"
+            rows={10}
+            spellcheck={false}
+            value={value}
+            aria-invalid={error instanceof ApiError || check.error ? true : check.valid ? false : undefined}
+            aria-describedby={`policy-check-${edge.id}`}
+            onInput={(e) => (setValue((e.target as HTMLTextAreaElement).value), setSaved(false), setError(undefined))}
+          />
+        </label>
+        <label>
+          <input type="checkbox" role="switch" checked={enabled} onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)} />
+          Enabled
+        </label>
+        <div id={`policy-check-${edge.id}`} data-testid="policy-check">
+          {error !== undefined ? null : check.error ? <ErrorNote error={check.error} /> : check.valid ? <p class="muted">Valid.</p> : null}
+        </div>
+        <ErrorNote error={error} />
+        {saved ? <p role="status">Policy saved.</p> : null}
+        <div role="group">
+          <button type="submit">Save policy</button>
+          {edge.traffic_policy ? <ConfirmButton label="Remove policy" confirm="Remove the policy" onConfirm={remove} /> : null}
+        </div>
+      </form>
+      <PolicyTry policy={value} host={host} label={`the policy of ${edge.id}`} />
+    </>
   );
 }
 

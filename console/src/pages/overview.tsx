@@ -1,54 +1,51 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
-import { api, metricTotals } from '../api.js';
+import { api } from '../api.js';
 import { ErrorNote } from '../components.js';
 
-const SAMPLE_EVERY_MS = 5000;
-const HOUR_OF_SAMPLES = 3600_000 / SAMPLE_EVERY_MS;
-const COUNTERS = ['burrow_http_requests_total', 'burrow_public_connections_total', 'burrow_public_bytes_total', 'burrow_public_connections_denied_total'] as const;
+/** The server writes each instance's counts every 10 s: reading more often shows nothing new. */
+const REFRESH_EVERY_MS = 10_000;
+const COLOURS = ['#1e88e5', '#43a047', '#e53935', '#8e24aa', '#fb8c00', '#00897b'];
 
-interface Sample {
-  at: number;
-  agents: number;
-  endpoints: number;
-  apiRequests: number;
-  connections: number;
-  bytes: number;
-  denials: number;
+/** GET /traffic_history: the last hour per minute, summed over every instance. */
+interface TrafficHistory {
+  times: number[];
+  connections: number[];
+  requests: number[];
+  bytes_in: number[];
+  bytes_out: number[];
+  denials: Record<string, number[]>;
+  instances: number;
 }
 
-/** Samples live across page changes (not across reloads): the last hour, one every 5 s. */
-const samples: Sample[] = [];
-let previous: { at: number; totals: Record<string, number> } | undefined;
+interface Line {
+  label: string;
+  values: number[];
+}
 
-async function sample(): Promise<{ endpointsByKind: Record<string, number> }> {
-  const [sessions, endpoints, totals] = await Promise.all([
+interface Snapshot {
+  agents: number;
+  endpointsByKind: Record<string, number>;
+  history: TrafficHistory;
+}
+
+async function load(): Promise<Snapshot> {
+  const [sessions, endpoints, history] = await Promise.all([
     api.get<{ tunnel_sessions: unknown[] }>('/tunnel_sessions?limit=100'),
     api.get<{ endpoints: { proto: string }[] }>('/endpoints?limit=100'),
-    metricTotals(COUNTERS),
+    api.get<TrafficHistory>('/traffic_history'),
   ]);
-  const at = Date.now();
-  const rate = (name: string) => (previous ? Math.max(0, (totals[name]! - previous.totals[name]!) / ((at - previous.at) / 1000)) : 0);
-  samples.push({
-    at,
-    agents: sessions.tunnel_sessions.length,
-    endpoints: endpoints.endpoints.length,
-    apiRequests: rate('burrow_http_requests_total'),
-    connections: rate('burrow_public_connections_total'),
-    bytes: rate('burrow_public_bytes_total'),
-    denials: rate('burrow_public_connections_denied_total'),
-  });
-  previous = { at, totals };
-  if (samples.length > HOUR_OF_SAMPLES) samples.splice(0, samples.length - HOUR_OF_SAMPLES);
   const endpointsByKind: Record<string, number> = {};
   for (const endpoint of endpoints.endpoints) endpointsByKind[endpoint.proto] = (endpointsByKind[endpoint.proto] ?? 0) + 1;
-  return { endpointsByKind };
+  return { agents: sessions.tunnel_sessions.length, endpointsByKind, history };
 }
 
-function Chart({ title, series, version }: { title: string; series: { label: string; pick: (s: Sample) => number }[]; version: number }) {
+/** One uPlot chart; made again when its lines change (a new denial action), else given new data. */
+function Chart({ title, times, lines }: { title: string; times: number[]; lines: Line[] }) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | undefined>(undefined);
-  const data = (): uPlot.AlignedData => [samples.map((s) => s.at / 1000), ...series.map((line) => samples.map(line.pick))];
+  const data: uPlot.AlignedData = [times, ...lines.map((line) => line.values)];
+  const shape = lines.map((line) => line.label).join('\n');
   useEffect(() => {
     const width = Math.max(280, box.current!.clientWidth);
     plot.current = new uPlot(
@@ -56,45 +53,48 @@ function Chart({ title, series, version }: { title: string; series: { label: str
         title,
         width,
         height: 180,
-        series: [{}, ...series.map((line, i) => ({ label: line.label, stroke: ['#1e88e5', '#43a047', '#e53935', '#8e24aa'][i % 4]!, width: 2 }))],
+        series: [{}, ...lines.map((line, i) => ({ label: line.label, stroke: COLOURS[i % COLOURS.length]!, width: 2 }))],
         axes: [{}, { size: 60 }],
       },
-      data(),
+      data,
       box.current!,
     );
     // Follow the page's width (a phone turned, a window resized).
     const resize = new ResizeObserver(() => plot.current?.setSize({ width: Math.max(280, box.current!.clientWidth), height: 180 }));
     resize.observe(box.current!);
     return () => (resize.disconnect(), plot.current?.destroy());
-  }, []);
-  useEffect(() => plot.current?.setData(data()), [version]);
-  return <div class="chart" ref={box} />;
+  }, [shape]);
+  useEffect(() => plot.current?.setData(data), [times, lines]);
+  return <div class="chart" ref={box} role="img" aria-label={`${title}: ${lines.map((line) => `${line.label} ${sum(line.values)}`).join(', ')} in the last hour`} />;
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((total, value) => total + value, 0);
 }
 
 export function Overview() {
-  const [version, setVersion] = useState(0);
-  const [kinds, setKinds] = useState<Record<string, number>>({});
+  const [snapshot, setSnapshot] = useState<Snapshot | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
   useEffect(() => {
     let stopped = false;
     const tick = () =>
-      sample().then(
+      load().then(
         (result) => {
           if (stopped) return;
-          setKinds(result.endpointsByKind);
+          setSnapshot(result);
           setError(undefined);
-          setVersion((v) => v + 1);
         },
         (failure: unknown) => !stopped && setError(failure),
       );
     void tick();
-    const timer = setInterval(tick, SAMPLE_EVERY_MS);
+    const timer = setInterval(tick, REFRESH_EVERY_MS);
     return () => {
       stopped = true;
       clearInterval(timer);
     };
   }, []);
-  const last = samples.at(-1);
+  const history = snapshot?.history;
+  const denials = Object.entries(history?.denials ?? {}).map(([action, values]) => ({ label: action, values }));
   return (
     <section>
       <h2>Overview</h2>
@@ -102,26 +102,43 @@ export function Overview() {
       <div class="grid stats">
         <article>
           <small>Agents online</small>
-          <p class="stat" data-testid="agents-online">{last?.agents ?? '…'}</p>
+          <p class="stat" data-testid="agents-online">{snapshot?.agents ?? '…'}</p>
         </article>
         <article>
           <small>Endpoints</small>
-          <p class="stat">{last?.endpoints ?? '…'}</p>
-          <small>{Object.entries(kinds).map(([kind, count]) => `${kind} ${count}`).join(' · ') || 'none'}</small>
+          <p class="stat">{snapshot ? sum(Object.values(snapshot.endpointsByKind)) : '…'}</p>
+          <small>{Object.entries(snapshot?.endpointsByKind ?? {}).map(([kind, count]) => `${kind} ${count}`).join(' · ') || 'none'}</small>
+        </article>
+        <article>
+          <small>Requests in the last hour</small>
+          <p class="stat" data-testid="requests-hour">{history ? sum(history.requests) : '…'}</p>
         </article>
       </div>
-      <p class="muted">Live since this page opened (a sample every 5 s, the last hour kept); rates are this instance’s counters.</p>
-      <Chart title="Agents and endpoints" version={version} series={[{ label: 'agents', pick: (s) => s.agents }, { label: 'endpoints', pick: (s) => s.endpoints }]} />
-      <Chart
-        title="Per second"
-        version={version}
-        series={[
-          { label: 'API requests', pick: (s) => s.apiRequests },
-          { label: 'public connections', pick: (s) => s.connections },
-          { label: 'denials', pick: (s) => s.denials },
-        ]}
-      />
-      <Chart title="Public bytes per second" version={version} series={[{ label: 'bytes', pick: (s) => s.bytes }]} />
+      <p class="muted">
+        The last hour, per minute, summed over {history?.instances ?? '…'} instance{history?.instances === 1 ? '' : 's'}; refreshed every 10 s. These are the
+        server’s counts (as /metrics has them), every account’s traffic together.
+      </p>
+      {history ? (
+        <>
+          <Chart
+            title="Connections and requests per minute"
+            times={history.times}
+            lines={[
+              { label: 'connections', values: history.connections },
+              { label: 'HTTP requests', values: history.requests },
+            ]}
+          />
+          <Chart
+            title="Bytes per minute"
+            times={history.times}
+            lines={[
+              { label: 'in (from clients)', values: history.bytes_in },
+              { label: 'out (to clients)', values: history.bytes_out },
+            ]}
+          />
+          <Chart title="Denials per minute, by action" times={history.times} lines={denials.length > 0 ? denials : [{ label: 'none', values: history.times.map(() => 0) }]} />
+        </>
+      ) : null}
     </section>
   );
 }

@@ -6,6 +6,15 @@ export interface AcmeAccountRow {
   readonly accountUrl: string | null;
 }
 
+/** The key of an ordered certificate: a reserved domain's `private_key_type`, else ECDSA. */
+export type AcmeKeyType = 'rsa' | 'ecdsa';
+
+export interface ManagedName {
+  readonly name: string;
+  /** Set for a reserved domain with a policy; a TLS edge hostport has none (ECDSA). */
+  readonly keyType?: AcmeKeyType;
+}
+
 /** A name's certificate, or its order still pending (no certificate yet). */
 export interface AcmeCertificateRow {
   readonly name: string;
@@ -24,8 +33,13 @@ export interface AcmeRepository {
   account(directoryUrl: string): Promise<AcmeAccountRow | undefined>;
   /** Stores the account unless one exists for the directory already; returns the stored one. */
   saveAccount(account: AcmeAccountRow): Promise<AcmeAccountRow>;
-  /** Reserved domains with a certificate management policy (no wildcards: those need dns-01). */
-  managedNames(): Promise<string[]>;
+  /**
+   * The names burrow serves whatever is bound (CERTIFICATES.md §1): reserved domains with a
+   * certificate management policy (wildcards too) and TLS edge hostports of live accounts.
+   */
+  managedNames(): Promise<ManagedName[]>;
+  /** The key type the certificate management policy of the reserved domain `name` asks for, if it has one. */
+  policyKeyType(name: string): Promise<AcmeKeyType | undefined>;
   certificate(name: string): Promise<AcmeCertificateRow | undefined>;
   certificatesNamed(names: readonly string[]): Promise<AcmeCertificateRow[]>;
   /** Every row, for the renewal sweep and to load what other instances obtained. */

@@ -57,6 +57,8 @@ export class TlsEdgeService {
     private readonly groups: TunnelGroupBackendDirectory,
     /** Without it every hostport name is first-come. */
     private readonly reservations?: HostportReservations,
+    /** Told of new hostports, so that their certificates are ordered at once (CERTIFICATES.md §1: "when created"). */
+    private readonly certificateNamesChanged: () => void = () => {},
   ) {}
 
   async create(caller: Principal, input: TlsEdgeInput): Promise<TlsEdge> {
@@ -74,6 +76,7 @@ export class TlsEdgeService {
       createdAt,
     };
     if ((await this.repository.insert(edge)) === 'backend-missing') throw noSuchGroup(BACKEND_IN_EDGE, edge.backend!.backendId);
+    if (edge.hostports.length > 0) this.certificateNamesChanged();
     return edge;
   }
 
@@ -94,6 +97,7 @@ export class TlsEdgeService {
     const updated = isIdOf(id, 'edgtls') ? await this.repository.update(caller.accountId, id, changes) : undefined;
     if (updated === 'backend-missing') throw noSuchGroup(BACKEND_IN_EDGE, changes.backend!.backendId);
     if (!updated) throw errors.notFound();
+    if (changes.hostports && changes.hostports.length > 0) this.certificateNamesChanged();
     return updated;
   }
 

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { formatTimestamp, newId } from '../ids.js';
+import { REPLAY_CLAIM_MS, ReplayTokens } from './replay-tokens.js';
 import { DEFAULT_INSPECTION_SETTINGS, type CapturedBody, type InspectedRequest, type InspectionRepository, type InspectionSettings } from './types.js';
 
 /** What the HTTP proxy hands over for one finished exchange. */
@@ -32,7 +32,6 @@ const FLUSH_EVERY_MS = 250;
 const MAX_QUEUED = 10_000;
 /** Replays sent and not yet seen by the proxy: a bound, and how long one waits to be claimed. */
 const MAX_PENDING_REPLAYS = 100;
-const REPLAY_CLAIM_MS = 30_000;
 
 /**
  * Captures requests off the request path: `settingsFor` answers from a cache (refreshed in the
@@ -46,14 +45,16 @@ export class InspectionRecorder {
   private flushing: Promise<void> | undefined;
   /** Requests dropped because the queue was full. */
   dropped = 0;
-  /** Replay tokens (the `Burrow-Replay` header) → the id the replayed request is recorded under. */
-  private readonly replays = new Map<string, { id: string; endpointId: string; expiresAt: number }>();
+  /** Replays this instance sent and its own proxy has not carried yet (token → expiry). */
+  private readonly replays = new Map<string, number>();
 
   constructor(
     private readonly repository: InspectionRepository,
     private readonly keep: number,
     private readonly onError: (error: unknown) => void = () => {},
     private readonly nowMs: () => number = Date.now,
+    /** Verifies replay tokens made by any instance sharing the key (CLUSTER_SECRET). */
+    private readonly tokens: ReplayTokens = new ReplayTokens(undefined),
   ) {}
 
   /** The account's settings as last read (capture off until the first read answers); never waits. */
@@ -105,30 +106,34 @@ export class InspectionRecorder {
   }
 
   /**
-   * A replay about to be sent to this instance's own public listener: the token it carries (a
-   * secret, so a visitor cannot pass a request off as one) and the id it will be recorded under.
+   * A replay about to be sent to this instance's own public listener: the token it carries (signed,
+   * so a visitor cannot pass a request off as one) and the id it will be recorded under, by this
+   * instance's proxy or by another's when the connection is forwarded to the agent's instance.
    */
   expectReplay(endpointId: string): { token: string; id: string } {
     const now = this.nowMs();
-    for (const [token, pending] of this.replays) if (pending.expiresAt <= now) this.replays.delete(token);
+    for (const [token, expiresAt] of this.replays) if (expiresAt <= now) this.replays.delete(token);
     if (this.replays.size >= MAX_PENDING_REPLAYS) this.replays.delete(this.replays.keys().next().value!);
-    const token = randomBytes(18).toString('base64url');
-    const { id } = newId('req');
-    this.replays.set(token, { id, endpointId, expiresAt: now + REPLAY_CLAIM_MS });
-    return { token, id };
+    const issued = this.tokens.issue(endpointId, now);
+    this.replays.set(issued.token, now + REPLAY_CLAIM_MS);
+    return issued;
   }
 
-  /** The id a replay's request to the endpoint is recorded under, once; undefined for an unknown or expired token. */
+  /** The id a replay's request to the endpoint is recorded under, once; undefined for a bad, expired or used token. */
   claimReplay(token: string, endpointId: string): string | undefined {
-    const pending = this.replays.get(token);
-    if (pending === undefined || pending.endpointId !== endpointId) return undefined;
-    this.replays.delete(token);
-    return pending.expiresAt > this.nowMs() ? pending.id : undefined;
+    const id = this.tokens.claim(token, endpointId, this.nowMs());
+    if (id !== undefined) this.replays.delete(token);
+    return id;
   }
 
-  /** Whether the replay's token is still unclaimed (its request did not reach the endpoint here). */
+  /** Whether the replay's token is still unclaimed here (its request was not carried by this instance's proxy). */
   replayPending(token: string): boolean {
     return this.replays.has(token);
+  }
+
+  /** Whether a request is stored (written by any instance): a replay carried by another instance shows up here. */
+  async recorded(accountId: string, endpointId: string, id: string): Promise<boolean> {
+    return (await this.repository.get(accountId, endpointId, id)) !== undefined;
   }
 
   /** Writes what is queued (one batch), then trims each endpoint written to. */

@@ -88,6 +88,9 @@ export function validateActions(rule: RawRule, actions: RawAction[], phase: Phas
       case 'terminate-tls':
         result.push(validateTerminateTls(configWhere, action.config, kind));
         break;
+      case 'set-vars':
+        result.push(validateHttpAction(action.type, label, configWhere, action.config));
+        break;
       default:
         throw new Error(`internal: ${action.type} is served by a phase but has no validator`);
     }

@@ -8,6 +8,7 @@ import { checkCel, VARIABLES, type CompiledCel } from './environment.js';
 import { ipv4Text, parseIpCached, type IpAddress } from './cidr.js';
 import type { PolicyValue } from './types.js';
 import { formatTimestamp } from '../ids.js';
+import { NO_TLS, type TlsVariables } from './tls-variables.js';
 
 /** What the data plane knows about a connection when it is accepted. */
 export interface PolicyConnection {
@@ -25,6 +26,8 @@ export interface PolicyConnection {
   endpoint: PolicyEndpoint;
   /** The evaluation time (`time.now`, RFC 3339 in UTC); the engine never reads the clock. */
   now: Date | number;
+  /** `conn.tls.*`: what the data plane knows of the connection's TLS; absent: no TLS (all empty). */
+  tls?: TlsVariables | undefined;
 }
 
 export interface PolicyEndpoint {
@@ -58,9 +61,12 @@ export interface Activation {
     server_region: string;
     ts: { start: Date };
     geo: Record<string, string>;
+    tls: TlsVariables;
   };
   endpoint: { addr: string; host: string; id: string; url: string; protocol: string; port: bigint };
   time: { now: string };
+  /** set-vars's variables (one Map per connection, made on the first set). */
+  vars: Map<string, unknown>;
   actions: {
     ngrok: {
       log: { metadata: { [key: string]: PolicyValue } };
@@ -73,6 +79,9 @@ export interface Activation {
 const EMPTY_GEO: Readonly<Record<string, string>> = Object.freeze(
   Object.fromEntries(Object.keys(VARIABLES.conn.geo).map((name) => [name, ''])),
 );
+
+/** No variables set (shared, never written: set-vars makes the connection its own Map). */
+export const NO_VARS: Map<string, unknown> = new Map();
 
 const EMPTY_METADATA: { [key: string]: PolicyValue } = Object.freeze({}) as { [key: string]: PolicyValue };
 
@@ -96,9 +105,11 @@ export function newActivation(): Activation {
       server_region: '',
       ts: { start: new Date(0) },
       geo: EMPTY_GEO,
+      tls: NO_TLS,
     },
     endpoint: { addr: '', host: '', id: '', url: '', protocol: '', port: 0n },
     time: { now: '' },
+    vars: NO_VARS,
     actions: emptyActionResults(),
   };
 }
@@ -118,6 +129,7 @@ export function fillActivation(activation: Activation, connection: PolicyConnect
   conn.server_port = toInt(connection.serverPort);
   conn.server_region = connection.region;
   conn.ts.start = toDate(connection.startedAt);
+  conn.tls = connection.tls ?? NO_TLS;
   const endpoint = connection.endpoint;
   const target = activation.endpoint;
   target.addr = endpoint.addr ?? '';
@@ -128,6 +140,7 @@ export function fillActivation(activation: Activation, connection: PolicyConnect
   target.port = toInt(endpoint.port ?? 0);
   // RFC 3339 as every timestamp of the API (SPEC §1: UTC, whole seconds, `Z`), Go's time.RFC3339.
   activation.time.now = formatTimestamp(Math.floor(toDate(connection.now).getTime() / 1000));
+  activation.vars = NO_VARS;
   const results = activation.actions.ngrok;
   results.log.metadata = EMPTY_METADATA;
   const restrict = results.restrict_ips;
@@ -191,6 +204,10 @@ export class TypedActivation {
 
   get time(): unknown {
     return (this.#time ??= getTypers().time(this.raw));
+  }
+
+  get vars(): unknown {
+    return this.raw.vars;
   }
 
   get actions(): unknown {

@@ -8,9 +8,10 @@
  * `OAuth {provider, client_id, client_secret, sealed_client_secret, allow_emails, allow_domains, scopes}`,
  * `OIDC {issuer_url, client_id, client_secret, sealed_client_secret, allow_emails, allow_domains, scopes}`.
  */
+import { optionsServedAs } from '../tunnels/bind-options.js';
 
-/** Options turned into rules, on http and https endpoints. */
-export const OPTIONS_AS_RULES: ReadonlySet<string> = new Set(['BasicAuth', 'RequestHeaders', 'ResponseHeaders', 'UserAgentFilter', 'Compression', 'CircuitBreaker', 'WebhookVerification', 'OAuth', 'OIDC']);
+/** Options turned into rules, on http and https endpoints (the bind-option table says which). */
+export const OPTIONS_AS_RULES: ReadonlySet<string> = optionsServedAs('rules');
 
 export type OptionsDocument = { ok: true; document: string | undefined } | { ok: false; option: string; message: string };
 

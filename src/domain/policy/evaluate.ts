@@ -5,12 +5,19 @@ import type { TerminateTlsAction } from './terminate-tls.js';
  * with enforce, closes the connection and stops evaluation. An expression that fails at run time
  * counts as false and is reported. Pure: no I/O, and the time comes in with the connection.
  */
-import { fillActivation, newActivation, TypedActivation, type PolicyConnection } from './activation.js';
+import { fillActivation, newActivation, NO_VARS, TypedActivation, type PolicyConnection } from './activation.js';
 import { cidrContains, parseCidr, type IpAddress } from './cidr.js';
 import type { CidrList, PolicyProgram, ProgramAction, ProgramRule, ValueTemplate } from './program.js';
 import type { PolicyValue } from './types.js';
 
-export type ActionOutcome = DenyOutcome | RestrictIpsOutcome | LogOutcome | TerminateTlsOutcome;
+export type ActionOutcome = DenyOutcome | RestrictIpsOutcome | LogOutcome | TerminateTlsOutcome | SetVarsOutcome;
+
+/** set-vars: the variables it set, as `vars.*` reads them in the rules after it. */
+export interface SetVarsOutcome {
+  type: 'set-vars';
+  vars: { [name: string]: PolicyValue };
+  error?: string;
+}
 
 /** burrow terminates TLS with these settings (the last terminate-tls taken wins). */
 export interface TerminateTlsOutcome {
@@ -163,9 +170,27 @@ function runAction(action: ProgramAction, state: State): ActionOutcome {
       return restrictIps(action, state);
     case 'terminate-tls':
       return { type: 'terminate-tls', config: action.config };
+    case 'set-vars':
+      return setVars(action, state);
     default:
       throw new Error(`internal: ${action.type} is not an on_tcp_connect action`);
   }
+}
+
+function setVars(action: Extract<ProgramAction, { type: 'set-vars' }>, state: State): SetVarsOutcome {
+  const raw = state.typed.raw;
+  if (raw.vars === NO_VARS) raw.vars = new Map();
+  const errors: string[] = [];
+  const vars: { [name: string]: PolicyValue } = {};
+  for (const [name, template] of action.vars) {
+    const value = build(template as ValueTemplate, activationOf(state), errors);
+    // A whole-number literal reads as a CEL int, as in the HTTP phases.
+    raw.vars.set(name, typeof value === 'number' && Number.isInteger(value) ? BigInt(value) : value);
+    Object.defineProperty(vars, name, { value, enumerable: true, writable: true, configurable: true });
+  }
+  const outcome: SetVarsOutcome = { type: 'set-vars', vars };
+  if (errors.length > 0) outcome.error = errors.join('; ');
+  return outcome;
 }
 
 function restrictIps(action: Extract<ProgramAction, { type: 'restrict-ips' }>, state: State): RestrictIpsOutcome {

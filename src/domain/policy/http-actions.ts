@@ -10,6 +10,7 @@ import { checkInterpolations } from './expressions.js';
 import { HTTP_ACTION_LIMITS as LIMITS } from './limits.js';
 import { compileRe2 } from './regex.js';
 import { isWebhookProvider, WEBHOOK_PROVIDERS } from './webhooks.js';
+import { validateJwtValidation } from '../identity/jwt-config.js';
 import type { CompressionAlgorithm, HttpAction, PolicyValue } from './types.js';
 
 /** RFC 9110 §5.1: a header name is a token. */
@@ -104,6 +105,8 @@ export function validateHttpAction(type: string, label: string, where: string, c
       return { type, config: rateLimit(ctx, map) };
     case 'verify-webhook':
       return { type, config: verifyWebhookConfig(ctx, map) };
+    case 'jwt-validation':
+      return { type, config: validateJwtValidation(where, config) };
     case 'deny': {
       // In HTTP phases deny answers, 403 unless status_code says otherwise.
       only(ctx, map, ['status_code']);

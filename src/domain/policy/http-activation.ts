@@ -164,6 +164,7 @@ export function emptyHttpResults(): Record<string, Record<string, unknown>> {
     custom_response: { status_code: 0n },
     compress: { already_compressed: false, negotiated_algorithm: '' },
     verify_webhook: { verified: false, provider: '', error: error() },
+    jwt_validation: { tokens: [] as unknown[], error: error() },
     oauth: emptyLoginResults('current_provider_session_id', 'userinfo_refreshed'),
     oidc: { ...emptyLoginResults('current_session_id', 'user_info_refreshed'), identity_token: '' },
   };

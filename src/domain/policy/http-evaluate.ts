@@ -30,6 +30,8 @@ import { MIN_COMPRESSED_BYTES, negotiateEncoding } from './compression.js';
 import { verifyWebhook } from './webhooks.js';
 import type { LoginConfig } from '../identity/login-config.js';
 import { loginHost, type SessionCodec, type SessionLookup } from '../identity/session.js';
+import { findTokens, type JwtOutcome, type PresentedToken } from '../identity/jwt-verify.js';
+import type { JwtValidationConfig } from '../identity/jwt-config.js';
 
 /** An answer made by an action instead of the agent's. */
 export interface HttpAnswer {
@@ -67,6 +69,11 @@ export interface HttpDecision {
   setCookies: string[];
   /** Set when a login action found no session: the data plane starts the login in place of `answer` (a 302 to /ngrok/login). */
   login?: { config: LoginConfig; redirectPath: string };
+  /**
+   * Set when a jwt-validation action waits for its tokens' verification (asynchronous): the
+   * phase goes on from that action with `resume(outcome)`; see settleDecision.
+   */
+  pending?: { config: JwtValidationConfig; tokens: PresentedToken[]; resume: (outcome: JwtOutcome) => HttpDecision };
 }
 
 export interface HttpPolicyContext {
@@ -93,6 +100,12 @@ export function evaluateHttpRequest(program: PolicyProgram, context: HttpPolicyC
   return state.run(program.phases.on_http_request);
 }
 
+/** A request phase that waits (`pending`) taken to its end, verifying tokens as its jwt-validation actions ask. */
+export async function settleDecision(decision: HttpDecision, verify: (config: JwtValidationConfig, tokens: PresentedToken[]) => Promise<JwtOutcome>): Promise<HttpDecision> {
+  while (decision.pending) decision = decision.pending.resume(await verify(decision.pending.config, decision.pending.tokens));
+  return decision;
+}
+
 /**
  * `request` as it reached the agent (after the request phase), `vars` what that phase set;
  * `response` the agent's answer, or the answer an action made.
@@ -109,8 +122,8 @@ export function evaluateHttpResponse(
 }
 
 class HttpEvaluation {
-  private readonly base: ReturnType<typeof connectionVariables>['base'];
-  private readonly client: IpAddress | null;
+  private base: ReturnType<typeof connectionVariables>['base'];
+  private client: IpAddress | null;
   private readonly results = emptyHttpResults();
   private req: Record<string, unknown> | undefined;
   private res: Record<string, unknown> | undefined;
@@ -157,16 +170,23 @@ class HttpEvaluation {
     };
   }
 
-  run(rules: readonly ProgramRule[]): HttpDecision {
-    for (const rule of rules) {
-      const failure = ruleMismatch(rule, this.activation);
+  /** From rule `r`, action `a` (a resumed phase starts after the action that waited, its rule already matched). */
+  run(rules: readonly ProgramRule[], r = 0, a = 0): HttpDecision {
+    for (; r < rules.length; r++, a = 0) {
+      const rule = rules[r]!;
+      const failure = a > 0 ? undefined : ruleMismatch(rule, this.activation);
       if (failure !== undefined) {
         if (failure !== null) this.report(rule, failure.at, failure.message);
         continue;
       }
-      for (let a = 0; a < rule.actions.length; a++) {
+      for (; a < rule.actions.length; a++) {
         const action = rule.actions[a]!;
         this.decision.taken.push({ phase: this.phase, rule: rule.number, type: action.type });
+        if (action.type === 'jwt-validation') {
+          const waits = this.jwtValidation(action.config, rules, r, a);
+          if (waits) return this.decision;
+          continue;
+        }
         let ends: boolean;
         try {
           ends = this.runAction(action, rule, a + 1);
@@ -178,6 +198,37 @@ class HttpEvaluation {
       }
     }
     return this.decision;
+  }
+
+  /**
+   * Finds the tokens: a missing one answers 401 at once; otherwise the decision waits
+   * (`pending`) for their verification, and resuming applies it and goes on after this action.
+   * True when the phase stops here (an answer, or the wait).
+   */
+  private jwtValidation(config: JwtValidationConfig, rules: readonly ProgramRule[], r: number, a: number): boolean {
+    const req = this.activation.req as { headers: Map<string, string[]>; method: string };
+    const found = findTokens(config, { method: req.method, headers: req.headers, body: this.context.request.body });
+    const results = this.results.jwt_validation!;
+    if (found.missing) {
+      Object.assign(results, { tokens: [], error: { code: 'ERR_NGROK_7179', message: `no token in the ${found.missing.method} field ${JSON.stringify(found.missing.name)}` } });
+      return this.answer(401, ['WWW-Authenticate', 'Bearer', 'Content-Type', 'text/plain; charset=utf-8'], '401 Unauthorized: this endpoint needs a JSON Web Token.\n');
+    }
+    this.decision.pending = {
+      config,
+      tokens: found.tokens,
+      resume: (outcome) => {
+        delete this.decision.pending;
+        // Another request may have run meanwhile: the shared conn/endpoint variables are this one's again.
+        ({ base: this.base, client: this.client } = connectionVariables(this.context.connection));
+        Object.assign(results, { tokens: outcome.tokens, error: outcome.error });
+        if (outcome.keysProblem) this.report(rules[r]!, `action ${a + 1} (jwt-validation)`, outcome.keysProblem);
+        if (!outcome.verified) {
+          return this.answer(401, ['WWW-Authenticate', 'Bearer error="invalid_token"', 'Content-Type', 'text/plain; charset=utf-8'], `401 Unauthorized: ${outcome.error.message}.\n`) && this.decision;
+        }
+        return this.run(rules, r, a + 1);
+      },
+    };
+    return true;
   }
 
   private report(rule: ProgramRule, at: string, message: string): void {
@@ -317,6 +368,8 @@ class HttpEvaluation {
       case 'openid-connect':
       case 'oauth':
         return this.edgeLogin(action.login);
+      case 'jwt-validation':
+        throw new Error('internal: jwt-validation runs from run(), which can wait');
     }
   }
 

@@ -8,6 +8,7 @@ import { compileRe2 } from './regex.js';
 import type { BreakerConfig } from './circuit-breakers.js';
 import type { CompressionAlgorithm, HttpAction, PolicyValue } from './types.js';
 import type { LoginConfig } from '../identity/login-config.js';
+import type { JwtValidationConfig } from '../identity/jwt-config.js';
 
 /** A config string: fixed, or literal text around compiled `${...}` expressions (the shape program.ts builds). */
 export type StringTemplate = { kind: 'static'; value: PolicyValue } | { kind: 'string'; literals: string[]; expressions: Array<{ text: string; run: (a: Record<string, unknown>) => unknown }> } | { kind: 'list' | 'map' };
@@ -24,6 +25,7 @@ export type HttpProgramAction =
   | { type: 'circuit-breaker'; breaker: BreakerConfig }
   | { type: 'basic-auth'; credentials: ReadonlyArray<{ username: string; secret: Buffer }>; realm: string; enforce: boolean }
   | { type: 'verify-webhook'; provider: string; secret: StringTemplate; enforce: boolean }
+  | { type: 'jwt-validation'; config: JwtValidationConfig }
   | { type: 'rate-limit'; bucket: string; capacity: number; windowMs: number; keys: StringTemplate[] }
   | { type: 'openid-connect' | 'oauth'; login: LoginConfig };
 
@@ -70,6 +72,8 @@ export function compileHttpAction(action: HttpAction, templateOf: (value: Policy
     case 'openid-connect':
     case 'oauth':
       return { type: action.type, login: action.config };
+    case 'jwt-validation':
+      return { type: 'jwt-validation', config: action.config };
     case 'rate-limit':
       return {
         type: 'rate-limit',

@@ -29,7 +29,7 @@ export { CidrSet } from './cidr.js';
 export { PHASES, type EndpointKind, type PhaseDescriptor, type PhaseName } from './phases.js';
 
 /** The HTTP phases (HTTP-POLICY.md): evaluated per request and per answer. */
-export { evaluateHttpRequest, evaluateHttpResponse, recordAnswer } from './http-evaluate.js';
+export { evaluateHttpRequest, evaluateHttpResponse, recordAnswer, settleDecision } from './http-evaluate.js';
 export { CircuitBreakers } from './circuit-breakers.js';
 export type { HttpAnswer, HttpDecision, HttpPolicyContext, TakenAction } from './http-evaluate.js';
 export type { PolicyHttpRequest, PolicyHttpResponse } from './http-activation.js';

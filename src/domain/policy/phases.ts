@@ -24,7 +24,7 @@ const ALL_KINDS: ReadonlySet<EndpointKind> = new Set(['tcp', 'tls', 'http', 'htt
 const HTTP_KINDS: ReadonlySet<EndpointKind> = new Set(['http', 'https']);
 
 export const PHASES: { readonly [P in PhaseName]: PhaseDescriptor } = {
-  on_tcp_connect: { name: 'on_tcp_connect', runsOn: ALL_KINDS, actions: ['close-connection', 'deny', 'log', 'restrict-ips', 'terminate-tls'], variables: TCP_VARIABLES },
+  on_tcp_connect: { name: 'on_tcp_connect', runsOn: ALL_KINDS, actions: ['close-connection', 'deny', 'log', 'restrict-ips', 'set-vars', 'terminate-tls'], variables: TCP_VARIABLES },
   on_http_request: {
     name: 'on_http_request',
     runsOn: HTTP_KINDS,
@@ -34,6 +34,7 @@ export const PHASES: { readonly [P in PhaseName]: PhaseDescriptor } = {
       'circuit-breaker',
       'custom-response',
       'deny',
+      'jwt-validation',
       'log',
       'oauth',
       'openid-connect',

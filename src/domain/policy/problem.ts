@@ -22,7 +22,8 @@ export const CODES = {
   tooManyRules: 'ERR_NGROK_2264',
 } as const;
 
-export type PolicyErrorCode = (typeof CODES)[keyof typeof CODES];
+/** The engine's codes, and an action's own (jwt-validation's ERR_NGROK_71xx). */
+export type PolicyErrorCode = (typeof CODES)[keyof typeof CODES] | `ERR_NGROK_${number}`;
 
 export class PolicyProblem extends Error {
   constructor(

@@ -1,4 +1,5 @@
 import type { TerminateTlsAction } from './terminate-tls.js';
+import type { JwtValidationConfig } from '../identity/jwt-config.js';
 /**
  * Public shapes of the traffic policy validator (SPEC §7.3). The validator turns a policy
  * document (a string) into either a normalized policy or the first error found in it.
@@ -66,6 +67,7 @@ export type HttpAction =
   | { type: 'verify-webhook'; config: { provider: string; secret: string; enforce: boolean } }
   /** The edge login actions (IDENTITY.md §1–§2); the client secret is never logged nor quoted. */
   | { type: 'openid-connect' | 'oauth'; config: LoginConfig }
+  | { type: 'jwt-validation'; config: JwtValidationConfig }
   | {
       type: 'rate-limit';
       config: { name: string; algorithm: 'sliding_window'; capacity: number; rate: string; rateSeconds: number; bucket_key: string[] };

@@ -14,6 +14,40 @@ export type VariableTable = { readonly [name: string]: VariableSchema };
 // cel-js names a timestamp field by its protobuf name; a bare 'timestamp' here would be an unknown message type.
 export const TIMESTAMP = 'google.protobuf.Timestamp';
 
+/** A distinguished name's fields, as the reference's `conn.tls.client.subject.*` (the whole name as text is not served: see docs/DECISIONS.md). */
+const NAME_FIELDS = {
+  common_name: 'string',
+  country: 'list<string>',
+  locality: 'list<string>',
+  organization: 'list<string>',
+  organizational_unit: 'list<string>',
+  postal_code: 'list<string>',
+  province: 'list<string>',
+  street_address: 'list<string>',
+} as const;
+
+const CERTIFICATE = {
+  extensions: 'list<map<string, dyn>>',
+  issuer: NAME_FIELDS,
+  subject: NAME_FIELDS,
+  san: { dns_names: 'list<string>', email_addresses: 'list<string>', ip_addresses: 'list<string>', uris: 'list<string>' },
+  serial_number: 'string',
+  signature_algorithm: 'string',
+  validity: { not_after: TIMESTAMP, not_before: TIMESTAMP },
+} as const;
+
+/** The reference's connection TLS variables: filled where burrow terminates TLS (empty elsewhere). */
+const TLS = {
+  cipher_suite: 'string',
+  ja4_fingerprint: 'string',
+  negotiated_alpn: 'string',
+  session_resumed: 'bool',
+  sni: 'string',
+  version: 'string',
+  client: { ...CERTIFICATE, pem: 'string' },
+  server: CERTIFICATE,
+} as const;
+
 const CONN = {
   client_ip: 'string',
   client_port: 'int',
@@ -30,6 +64,7 @@ const CONN = {
     radius: 'string',
     subdivision: 'string',
   },
+  tls: TLS,
 } as const;
 
 const ENDPOINT = { addr: 'string', host: 'string', id: 'string', url: 'string', protocol: 'string', port: 'int' } as const;
@@ -43,6 +78,8 @@ export const TCP_VARIABLES = {
   conn: CONN,
   endpoint: ENDPOINT,
   time: TIME,
+  /** What set-vars set, for the rest of the connection. */
+  vars: 'map<string, dyn>',
   actions: { ngrok: { log: LOG, restrict_ips: RESTRICT_IPS } },
 } as const;
 
@@ -95,6 +132,7 @@ const HTTP_ACTION_RESULTS = {
   custom_response: { status_code: 'int' },
   compress: { already_compressed: 'bool', negotiated_algorithm: 'string' },
   verify_webhook: { verified: 'bool', provider: 'string', error: ERROR },
+  jwt_validation: { tokens: 'list<map<string, dyn>>', error: ERROR },
   oauth: loginResults('current_provider_session_id', 'userinfo_refreshed'),
   oidc: { ...loginResults('current_session_id', 'user_info_refreshed'), identity_token: 'string' },
 } as const;

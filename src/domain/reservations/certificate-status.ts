@@ -22,17 +22,20 @@ const timestamp = (ms: number) => formatTimestamp(Math.floor(ms / 1000));
  * permanent condition for the user to correct (decision in DECISIONS.md). With one: the renewal
  * time once a certificate is in, the job while one is being ordered or after a failure.
  */
-export function certificateStatus(domain: string, policy: CertificatePolicy | null, acmeConfigured: boolean, row: AcmeCertificateRow | undefined): CertificateStatus | null {
+export function certificateStatus(domain: string, policy: CertificatePolicy | null, acme: { configured: boolean; dnsHook: boolean }, row: AcmeCertificateRow | undefined): CertificateStatus | null {
   if (policy === null) return null;
   const job = (errorCode: string | null, msg: string, retriesAt: number | null) => ({ errorCode, msg, startedAt: policy.setAt, retriesAt: retriesAt === null ? null : timestamp(retriesAt) });
-  if (!acmeConfigured) {
+  if (!acme.configured) {
     return {
       renewsAt: null,
       provisioningJob: job('ACME_NOT_CONFIGURED', 'ACME is not configured on this burrow server (ACME_DIRECTORY_URL is unset): no certificate is ordered, and the edge certificate is served for this name.', null),
     };
   }
-  if (domain.startsWith('*.')) {
-    return { renewsAt: null, provisioningJob: job('ACME_WILDCARD_UNSUPPORTED', 'A wildcard certificate needs the dns-01 challenge, which this burrow server does not order yet: the edge certificate is served for these names.', null) };
+  if (domain.startsWith('*.') && !acme.dnsHook) {
+    return {
+      renewsAt: null,
+      provisioningJob: job('ACME_DNS_HOOK_MISSING', 'A wildcard certificate needs the dns-01 challenge, and this burrow server has no ACME_DNS_HOOK: no wildcard certificate is ordered; the names under it get their own when served.', null),
+    };
   }
   const failed = row !== undefined && row.failures > 0 ? job('ACME_ORDER_FAILED', `The last order failed (${row.failures} in a row): ${row.lastError ?? 'unknown error'}`, row.orderAt) : null;
   if (row?.certPem != null) return { renewsAt: timestamp(row.orderAt), provisioningJob: failed };

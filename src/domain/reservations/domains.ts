@@ -38,6 +38,8 @@ export class ReservedDomainService {
     private readonly settings: ReservationSettings,
     /** ACME's rows, for the certificate status; none when ACME is off. */
     private readonly certificates?: CertificateStates,
+    /** Told of a policy set, so that its certificate is ordered at once (CERTIFICATES.md §1: "when reserved"). */
+    private readonly certificateNamesChanged: () => void = () => {},
   ) {}
 
   async create(caller: Principal, input: ReservedDomainInput): Promise<ReservedDomainView> {
@@ -52,6 +54,7 @@ export class ReservedDomainService {
     const reserved: ReservedDomain = { id, accountId: caller.accountId, domain, region, description, metadata, certificatePolicy, createdAt };
     // two creates of one name at once: the unique index lets one in, the other is told who has it
     if (!(await this.repository.insert(reserved))) await this.checkFree(caller.accountId, domain);
+    if (certificatePolicy !== null) this.certificateNamesChanged();
     return (await this.views([reserved]))[0]!;
   }
 
@@ -95,6 +98,7 @@ export class ReservedDomainService {
   private async changed(caller: Principal, id: string, changes: ReservedDomainChanges): Promise<ReservedDomainView> {
     const updated = isIdOf(id, 'rd') ? await this.repository.update(caller.accountId, id, changes) : undefined;
     if (!updated) throw errors.notFound();
+    if (changes.certificatePolicy) this.certificateNamesChanged();
     return (await this.views([updated]))[0]!;
   }
 
@@ -118,7 +122,7 @@ export class ReservedDomainService {
     return reserved.map((each) => ({
       ...each,
       cnameTarget: cnameTarget(each.domain, this.settings),
-      certificateStatus: certificateStatus(each.domain, each.certificatePolicy, this.settings.acmeConfigured, byName.get(each.domain)),
+      certificateStatus: certificateStatus(each.domain, each.certificatePolicy, { configured: this.settings.acmeConfigured, dnsHook: this.settings.acmeDnsHook ?? false }, byName.get(each.domain)),
     }));
   }
 }

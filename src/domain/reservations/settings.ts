@@ -9,6 +9,8 @@ export interface ReservationSettings {
   readonly tcpPorts: readonly { readonly first: number; readonly last: number }[];
   /** Whether an ACME CA is configured (CERTIFICATES.md §1); off until then. */
   readonly acmeConfigured: boolean;
+  /** Whether ACME_DNS_HOOK is set: wildcard reservations need it (dns-01). */
+  readonly acmeDnsHook?: boolean;
 }
 
 /**

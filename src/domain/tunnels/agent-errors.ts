@@ -76,10 +76,10 @@ export const agentErrors = {
     ),
   noFreeAddress: () =>
     new AgentRefusal(307, 'No TCP address is free: every port of EDGE_TCP_PORTS is in use.'),
-  unservedOption: (option: string, proto: string) =>
+  unservedOption: (option: string, proto: string, why?: string) =>
     new AgentRefusal(
       301,
-      `The bind payload you specified is not valid.\nThe endpoint option ${option} is not served by this burrow server for ${proto} endpoints; remove it from the agent's configuration.`,
+      `The bind payload you specified is not valid.\nThe endpoint option ${option} is not served by this burrow server for ${proto} endpoints${why ? ` (${why})` : ''}; remove it from the agent's configuration.`,
     ),
   credentialRevoked: (credentialId: string) =>
     new AgentRefusal(300, `The authtoken credential ${credentialId} has been revoked\nand is no longer valid.`),

@@ -3,7 +3,8 @@ import { agentErrors, AgentRefusal } from './agent-errors.js';
 import { checkLabels, publicUrl, rememberedAsk, resolveBindTarget, type BindAsk, type BindProto, type BindTarget, type BoundTarget, type EdgeSettings } from './binds.js';
 import { compileBindPolicy, NO_POLICY, type ConnectionPolicy, type IpRestrictionOption } from './connection-policy.js';
 import { readRebindToken, rebindToken } from './tokens.js';
-import { OPTIONS_AS_RULES } from '../policy/index.js';
+import { optionRefusal } from './bind-options.js';
+import { edgeTlsOf } from './edge-tls.js';
 import type { Endpoint, Tunnel } from './types.js';
 
 /**
@@ -13,25 +14,7 @@ import type { Endpoint, Tunnel } from './types.js';
  * writes what the plan says, in order, undoing it all on failure.
  */
 
-/** Options that change who may connect or what they see, which burrow does not serve (TUNNELS.md §3). */
-const UNSERVED_OPTIONS: ReadonlySet<string> = new Set([
-  'Auth',
-  'BasicAuth',
-  'OAuth',
-  'OIDC',
-  'WebhookVerification',
-  'MutualTLSCA',
-  'MutualTLSAtEdge',
-  'CircuitBreaker',
-  'RequestHeaders',
-  'ResponseHeaders',
-  'UserAgentFilter',
-  'Compression',
-  'WebsocketTCPConverter',
-  'TLSTermination',
-]);
 const PROTOS: ReadonlySet<string> = new Set(['http', 'https', 'tcp', 'tls']);
-const NO_OPTIONS: ReadonlySet<string> = new Set();
 
 /** What an agent's Bind asks, as read by the protocol layer. */
 export interface BindRequestFacts {
@@ -52,7 +35,7 @@ export interface BindRequestFacts {
   readonly poolingEnabled: boolean;
   readonly forwardsTo: string;
   readonly metadata: string;
-  /** The bind's `Opts`: on http and https, the options of OPTIONS_AS_RULES become rules (HTTP-POLICY.md §4). */
+  /** The bind's `Opts`: the options bind-options.ts serves as rules or TLS settings are read from it (HTTP-POLICY.md §4). */
   readonly endpointOptions?: Readonly<Record<string, unknown>>;
 }
 
@@ -129,12 +112,16 @@ export function planBind(request: BindRequestFacts, session: BindingSession, rul
   if (early) return refused(early);
   const proto = request.proto as BindProto;
   const unserved = unservedOption(request, proto);
-  if (unserved !== undefined) return refused(agentErrors.unservedOption(unserved, proto));
+  if (unserved !== undefined) return refused(agentErrors.unservedOption(unserved.name, proto, unserved.why));
   const credential = { id: session.credentialId, accountId: session.accountId, acl: session.acl ?? [] };
   const ask: BindAsk = { proto, hostname: request.hostname, domain: request.domain, subdomain: request.subdomain, addr: request.addr };
   const own = attempt(() => resolveBindTarget(ask, credential, rules.edge));
   const http = proto === 'http' || proto === 'https';
-  const policy = attempt(() => compileBindPolicy(request.trafficPolicy ?? undefined, request.ipRestriction, rules.maxPolicyRules, proto, http ? request.endpointOptions : undefined));
+  const policy = attempt((): ConnectionPolicy => {
+    const compiled = compileBindPolicy(request.trafficPolicy ?? undefined, request.ipRestriction, rules.maxPolicyRules, proto, http ? request.endpointOptions : undefined);
+    const edgeTls = edgeTlsOf(request.endpointOptions ?? {}, proto);
+    return edgeTls ? { ...compiled, edgeTls } : compiled;
+  });
   if (policy instanceof AgentRefusal) return refused(own instanceof AgentRefusal ? own : policy);
   const previous = previousServed || !request.id.startsWith('tn_') ? undefined : readRebindToken(session.tokenHash, request.id, request.token);
   const remembered = previous?.target ? rememberedAsk(ask, previous.target, rules.edge.publicHost) : undefined;
@@ -239,13 +226,14 @@ function sessionRefusal(session: BindingSession, rules: BindRules): AgentRefusal
   return undefined;
 }
 
-function unservedOption(request: BindRequestFacts, proto: BindProto): string | undefined {
-  const asRules = proto === 'http' || proto === 'https' ? OPTIONS_AS_RULES : NO_OPTIONS;
-  const unserved = request.otherOptions.find((name) => UNSERVED_OPTIONS.has(name) && !asRules.has(name) && (name !== 'TLSTermination' || proto === 'tls'));
-  if (unserved !== undefined) return unserved;
-  if (request.ipPolicyRef !== '') return 'IPPolicyRef';
+function unservedOption(request: BindRequestFacts, proto: BindProto): { name: string; why: string } | undefined {
+  for (const name of request.otherOptions) {
+    const refusal = optionRefusal(name, proto);
+    if (refusal) return { name, why: refusal.why };
+  }
+  if (request.ipPolicyRef !== '') return { name: 'IPPolicyRef', why: 'IP policies are not served: send the CIDRs in IPRestriction' };
   // Every endpoint here is public: an internal (or other) binding would be served to anyone.
-  if (request.bindings.some((binding) => binding !== '' && binding.toLowerCase() !== 'public')) return 'Bindings';
+  if (request.bindings.some((binding) => binding !== '' && binding.toLowerCase() !== 'public')) return { name: 'Bindings', why: 'every burrow endpoint is public' };
   return undefined;
 }
 

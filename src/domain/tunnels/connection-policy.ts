@@ -1,6 +1,7 @@
 import { compilePolicy, evaluate, type EndpointKind, type PolicyConnection, type PolicyProgram, type PolicySubject, type Verdict } from '../policy/index.js';
 import { AgentRefusal, agentErrors } from './agent-errors.js';
 import { concatPrograms, optionsDocument } from '../policy/index.js';
+import type { EdgeTlsOption } from './edge-tls.js';
 
 /**
  * What decides whether one public connection may reach its tunnel (TUNNELS.md §5): the bind's
@@ -12,6 +13,8 @@ export interface ConnectionPolicy {
   readonly policy: PolicyProgram | undefined;
   /** The bind's served endpoint options (BasicAuth, RequestHeaders, …) as rules, run before `policy`'s HTTP phases. */
   readonly options?: PolicyProgram | undefined;
+  /** TLS the bind's options ask burrow to terminate (MutualTLSCA, MutualTLSAtEdge, TLSTermination). */
+  readonly edgeTls?: EdgeTlsOption | undefined;
 }
 
 export const NO_POLICY: ConnectionPolicy = Object.freeze({ ipRestriction: undefined, policy: undefined, options: undefined });

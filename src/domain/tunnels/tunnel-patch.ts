@@ -40,7 +40,7 @@ export function planTunnelPatch(patch: TunnelPatch, current: PatchedTunnelState,
   if (patch.trafficPolicy !== null) {
     if (current.labeled) throw agentErrors.labeledPolicy();
     const compiled = compileBindPolicy(patch.trafficPolicy, undefined, maxPolicyRules, current.kind);
-    policy = { ipRestriction: current.policy.ipRestriction, policy: compiled.policy, options: current.policy.options };
+    policy = { ...current.policy, policy: compiled.policy };
   }
   return {
     policy,

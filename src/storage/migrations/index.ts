@@ -10,6 +10,7 @@ import { reservedNames } from './010_reserved_names.js';
 import { acme } from './012_acme.js';
 import { cluster } from './013_cluster.js';
 import { tlsTermination } from './016_tls_termination.js';
+import { trafficMinutes } from './021_traffic_minutes.js';
 
 /** Every migration in order. Names are permanent: they are recorded in kysely_migration. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -24,5 +25,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '012_acme': acme(dialect),
     '013_cluster': cluster(dialect),
     '016_tls_termination': tlsTermination(dialect),
+    '021_traffic_minutes': trafficMinutes(dialect),
   };
 }

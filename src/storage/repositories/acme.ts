@@ -1,4 +1,5 @@
-import type { AcmeAccountRow, AcmeCertificateRow, AcmeRepository, OrderOutcome } from '../../domain/acme/types.js';
+import { isIP } from 'node:net';
+import type { AcmeAccountRow, AcmeCertificateRow, AcmeKeyType, AcmeRepository, ManagedName, OrderOutcome } from '../../domain/acme/types.js';
 import { param } from '../prepared.js';
 import type { AcmeCertificatesTable } from '../schema.js';
 import type { Store } from '../types.js';
@@ -22,7 +23,11 @@ export class SqlAcmeRepository implements AcmeRepository {
           .onConflict((c) => c.column('directory_url').doNothing()),
       ),
       managed: store.prepare(
-        db.selectFrom('reserved_domains').select('domain').where('certificate_policy', 'is not', null).where('domain', 'not like', '*.%').orderBy('domain'),
+        db.selectFrom('reserved_domains').select(['domain', 'certificate_policy']).where('certificate_policy', 'is not', null).orderBy('domain'),
+      ),
+      policyOf: store.prepare(db.selectFrom('reserved_domains').select('certificate_policy').where('domain', '=', param('name'))),
+      edgeHostports: store.prepare(
+        db.selectFrom('tls_edges').innerJoin('accounts', 'accounts.id', 'tls_edges.account_id').select('tls_edges.hostports').where('accounts.revoked_at', 'is', null),
       ),
       certificate: store.prepare(db.selectFrom('acme_certificates').select(CERTIFICATE_COLUMNS).where('name', '=', param('name'))),
       certificates: store.prepare(db.selectFrom('acme_certificates').select(CERTIFICATE_COLUMNS).orderBy('name')),
@@ -87,8 +92,22 @@ export class SqlAcmeRepository implements AcmeRepository {
     return (await this.account(account.directoryUrl)) ?? account;
   }
 
-  async managedNames(): Promise<string[]> {
-    return (await this.statements.managed.all({})).map((row) => row.domain);
+  async managedNames(): Promise<ManagedName[]> {
+    const names = new Map<string, ManagedName>();
+    for (const row of await this.statements.edgeHostports.all({})) {
+      for (const hostport of JSON.parse(row.hostports) as string[]) {
+        const host = hostport.slice(0, hostport.lastIndexOf(':')).toLowerCase();
+        // a wildcard hostport would need dns-01 for any name under it: only reservations order wildcards
+        if (host !== '' && !host.startsWith('*.') && isIP(host) === 0) names.set(host, { name: host });
+      }
+    }
+    // a reservation's policy (its key type) wins over an edge naming the same host
+    for (const row of await this.statements.managed.all({})) names.set(row.domain, { name: row.domain, keyType: keyTypeOf(row.certificate_policy) ?? 'rsa' });
+    return [...names.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  async policyKeyType(name: string): Promise<AcmeKeyType | undefined> {
+    return keyTypeOf((await this.statements.policyOf.first({ name }))?.certificate_policy ?? null);
   }
 
   async certificate(name: string): Promise<AcmeCertificateRow | undefined> {
@@ -131,6 +150,13 @@ export class SqlAcmeRepository implements AcmeRepository {
   async deleteChallenge(key: string): Promise<void> {
     await this.statements.deleteChallenge.run({ key });
   }
+}
+
+/** The `private_key_type` of a stored policy (storage/repositories/reserved-domains.ts writes it). */
+function keyTypeOf(policy: string | null): AcmeKeyType | undefined {
+  if (policy === null) return undefined;
+  const keyType = (JSON.parse(policy) as { private_key_type?: string }).private_key_type;
+  return keyType === 'ecdsa' ? 'ecdsa' : 'rsa';
 }
 
 function certificateOf(row: CertificateRow): AcmeCertificateRow {

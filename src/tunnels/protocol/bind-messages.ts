@@ -1,4 +1,5 @@
 /** Bind (stream type 1): the request, its canonical option view, and the answer that echoes its Opts (AGENT-PROTOCOL.md §5). */
+import { BIND_OPTIONS } from '../../domain/tunnels/bind-options.js';
 import { type JsonValue, type JsonObject, MessageDecodeError, isJsonObject, findKey, getField, bad, str, bool, int, obj, strArray, requireObject } from './json-fields.js';
 
 export type ProxyProtoVersion = 0 | 1 | 2;
@@ -8,46 +9,11 @@ export interface IpRestriction {
   denyCidrs: string[];
 }
 
-/** Canonical names of the bind options this layer knows (any key case is accepted). */
-export const KNOWN_BIND_OPTIONS = [
-  'Domain',
-  'Hostname',
-  'Subdomain',
-  'Addr',
-  'Auth',
-  'HostHeaderRewrite',
-  'LocalUrlScheme', // GO: LocalURLScheme (equal ignoring case)
-  'ProxyProto',
-  'Compression',
-  'CircuitBreaker',
-  'IPRestriction',
-  'BasicAuth',
-  'OAuth',
-  'OIDC',
-  'WebhookVerification',
-  'MutualTLSCA',
-  'RequestHeaders',
-  'ResponseHeaders',
-  'WebsocketTCPConverter',
-  'UserAgentFilter',
-  'TrafficPolicy',
-  'MutualTLSAtAgent',
-  'MutualTLSAtEdge',
-  'TLSTermination',
-  'Username', // ssh (GO legacy)
-  'Password',
-] as const;
+/** Canonical names of the bind options this layer knows (any key case is accepted): the bind-option table's. */
+export const KNOWN_BIND_OPTIONS: readonly string[] = BIND_OPTIONS.map((spec) => spec.name);
 
 /** The options the canonical view exposes as fields; every other set option is in `otherOptions`. */
-export const VIEWED_BIND_OPTIONS: ReadonlySet<string> = new Set([
-  'Domain',
-  'Hostname',
-  'Subdomain',
-  'Addr',
-  'ProxyProto',
-  'IPRestriction',
-  'TrafficPolicy',
-]);
+export const VIEWED_BIND_OPTIONS: ReadonlySet<string> = new Set(BIND_OPTIONS.filter((spec) => spec.service.as === 'field').map((spec) => spec.name));
 
 const CANONICAL_OPTION = new Map<string, string>(KNOWN_BIND_OPTIONS.map((n) => [n.toLowerCase(), n]));
 
@@ -187,14 +153,7 @@ function setField(o: JsonObject, name: string, v: JsonValue): void {
 }
 
 /** The options AGENT-PROTOCOL.md §5 names, by lower-case key: the reply writes these spellings. */
-const OPTS_NAMES = new Map(
-  [
-    'Domain', 'Hostname', 'Subdomain', 'Auth', 'HostHeaderRewrite', 'LocalUrlScheme', 'ProxyProto', 'Compression',
-    'CircuitBreaker', 'IPRestriction', 'BasicAuth', 'OAuth', 'OIDC', 'WebhookVerification', 'MutualTLSCA', 'RequestHeaders',
-    'ResponseHeaders', 'WebsocketTCPConverter', 'UserAgentFilter', 'TrafficPolicy', 'Addr', 'MutualTLSAtAgent',
-    'MutualTLSAtEdge', 'TLSTermination',
-  ].map((name) => [name.toLowerCase(), name]),
-);
+const OPTS_NAMES = new Map(BIND_OPTIONS.filter((spec) => spec.echoed).map((spec) => [spec.name.toLowerCase(), spec.name]));
 /** GO's own spelling of a name above, kept as sent. */
 const GO_SPELLINGS = new Set(['LocalURLScheme']);
 

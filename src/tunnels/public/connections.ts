@@ -1,4 +1,5 @@
 import type { TlsTermination } from '../registry.js';
+import type { TlsVariables } from '../../domain/policy/tls-variables.js';
 // One record per public connection: its id, where it went, and the log line and metrics at its end.
 import type { Server, Socket } from 'node:net';
 import { newBareId } from '../../domain/ids.js';
@@ -16,6 +17,7 @@ export type Verdict = 'allowed' | 'denied' | 'unrouted';
 /** Where the counts of the data plane go (the Metrics class, or nothing in unit tests). */
 export interface ConnectionMetrics {
   observeConnection(proto: string, verdict: string, bytesIn: number, bytesOut: number): void;
+  observeHttpRequest?(proto: string): void;
 }
 
 export class PublicConnection {
@@ -44,6 +46,9 @@ export class PublicConnection {
   policyEntriesDropped = 0;
   /** Set by a `terminate-tls` action of the policy: burrow terminates TLS with these settings. */
   termination: TlsTermination | undefined;
+  /** conn.tls.*: read when a policy first asks (the handshake's certificates are parsed then, once). */
+  private tlsReader: (() => TlsVariables) | undefined;
+  private tlsRead: TlsVariables | undefined;
   private ended = false;
 
   /**
@@ -67,6 +72,16 @@ export class PublicConnection {
   ) {
     this.clientAddr = formatAddress({ ip: socket.remoteAddress ?? '', port: socket.remotePort ?? 0 });
     socket.once('close', () => this.end());
+  }
+
+  /** What `conn.tls.*` reads from now on (the ClientHello's name, then the handshake). */
+  useTls(reader: () => TlsVariables): void {
+    this.tlsReader = reader;
+    this.tlsRead = undefined;
+  }
+
+  get tls(): TlsVariables | undefined {
+    return (this.tlsRead ??= this.tlsReader?.());
   }
 
   /** The address and port the client connected to. */
@@ -99,6 +114,7 @@ export class ConnectionSink {
    * which may carry tokens.
    */
   request(conn: PublicConnection, request: { method: string; path: string; status: number | null; relayed: boolean; startedAt: number; actions: readonly string[] }): void {
+    this.metrics?.observeHttpRequest?.(conn.proto);
     this.logger.info(
       {
         event: 'http_request',

@@ -1,8 +1,8 @@
 // Which certificate an HTTPS endpoint is served with: a pair of EDGE_TLS_CERTS_DIR naming it
 // (exactly, then by a wildcard), else an ACME certificate of the name or its wildcard, else the
-// edge certificate when it covers the name, else (an endpoint's own name, with ACME) up to 3 s
-// waiting for its pending order, else (with burrow's CA) one issued on demand for that name, else
-// the edge certificate.
+// edge certificate when it covers the name, else (an endpoint's own name or a terminated TLS edge
+// hostport, with ACME) up to 3 s waiting for its pending order, else (with burrow's CA) one issued
+// on demand for that name, else the edge certificate.
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { certificateNames } from '../tls/certificates.js';
 import type { DirectoryPair } from '../tls/cert-directory.js';

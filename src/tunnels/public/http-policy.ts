@@ -6,6 +6,7 @@ import http from 'node:http';
 import {
   evaluateHttpRequest,
   evaluateHttpResponse,
+  settleDecision,
   CircuitBreakers,
   RateBuckets,
   recordAnswer,
@@ -20,6 +21,7 @@ import { endpointOfPool, policyConnection, type PolicyMetrics } from './policy-g
 import { compressSync, type Compression } from './compress.js';
 import type { LoginConfig } from '../../domain/identity/login-config.js';
 import type { SessionCodec } from '../../domain/identity/session.js';
+import { JwtVerifier } from '../../domain/identity/jwt-verify.js';
 
 /** An answer an action made; its body already compressed (a Buffer) when compress-response said so. */
 export type PolicyAnswer = Omit<HttpAnswer, 'body'> & { body: string | Buffer };
@@ -45,6 +47,8 @@ export function hasHttpPhases(program: PolicyProgram | undefined): program is Po
 export class HttpPolicy {
   private readonly buckets = new WeakMap<EndpointPool, RateBuckets>();
   private readonly breakers = new WeakMap<EndpointPool, CircuitBreakers>();
+  /** JWKS cached per URL for every endpoint of the process. */
+  private readonly jwt = new JwtVerifier();
 
   constructor(
     private readonly region: string,
@@ -53,7 +57,7 @@ export class HttpPolicy {
     private readonly logins?: SessionCodec,
   ) {}
 
-  /** Runs the request phase, and the response phase on an answer it made. */
+  /** Runs the request phase, and the response phase on an answer it made; a promise when a jwt-validation waits for its keys. */
   request(
     conn: PublicConnection,
     pool: EndpointPool,
@@ -64,9 +68,14 @@ export class HttpPolicy {
     body: Buffer | undefined,
     /** Collects `phase:type` of each action taken on this request (the request's log line). */
     taken: string[],
-  ): RequestOutcome {
+  ): RequestOutcome | Promise<RequestOutcome> {
     const context = this.context(conn, pool, req, scheme, headers, body);
     const decision = evaluateHttpRequest(program, context);
+    if (decision.pending) return settleDecision(decision, (config, tokens) => this.jwt.verify(config, tokens)).then((settled) => this.outcome(conn, program, context, settled, taken));
+    return this.outcome(conn, program, context, decision, taken);
+  }
+
+  private outcome(conn: PublicConnection, program: PolicyProgram, context: HttpPolicyContext, decision: HttpDecision, taken: string[]): RequestOutcome {
     this.record(conn, decision, taken);
     if (decision.login && decision.answer) return { kind: 'login', login: decision.login.config, redirectPath: decision.login.redirectPath, fallback: decision.answer };
     const sent = { headers: decision.headers, target: decision.target };
@@ -120,9 +129,11 @@ export class HttpPolicy {
   }
 }
 
-/** Whether the request phase verifies webhooks, which needs each request's whole body before it runs. */
+/** Whether the request phase verifies webhooks or reads a JWT from the body, which needs each request's whole body before it runs. */
 export function readsBody(program: PolicyProgram): boolean {
-  return program.phases.on_http_request.some((rule) => rule.actions.some((action) => action.type === 'verify-webhook'));
+  return program.phases.on_http_request.some((rule) =>
+    rule.actions.some((action) => action.type === 'verify-webhook' || (action.type === 'jwt-validation' && action.config.tokens.some((t) => t.method === 'body'))),
+  );
 }
 
 /** The request's whole body, or undefined (and the request left unread) once it passes `max` bytes. */

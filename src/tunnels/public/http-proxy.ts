@@ -47,7 +47,7 @@ export interface HttpProxyOptions {
   readonly httpPolicy: HttpPolicy;
   /** The traffic inspector (CONSOLE.md §2); none: nothing is captured. */
   readonly inspection?: InspectionSink | undefined;
-  /** Edge logins (IDENTITY.md §1–§2); none: login actions redirect to a login that is never answered. */
+  /** Edge logins (IDENTITY.md §1–§2); none: login actions answer the 302 to /ngrok/login, which is then forwarded. */
   readonly logins?: EdgeLogins | undefined;
 }
 
@@ -168,7 +168,7 @@ export class HttpProxy {
         (body) => {
           if (body !== undefined) return this.forward(state, pool, req, res, host!, program, body, actions, observeBody);
           state.conn.outcome = 'body_too_large';
-          answerAndClose(res, 413, `The request body is over ${WEBHOOK_MAX_BODY_BYTES} bytes, the most this endpoint reads to verify a webhook.\n`);
+          answerAndClose(res, 413, `The request body is over ${WEBHOOK_MAX_BODY_BYTES} bytes, the most this endpoint reads to verify a webhook or find a token.\n`);
         },
         () => void res.destroy(),
       );
@@ -183,14 +183,18 @@ export class HttpProxy {
     let headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', false);
     // A body read whole goes with its length, however the client framed it.
     if (body !== undefined) headers = [...withoutFraming(headers), 'Content-Length', String(body.length)];
-    let target = req.url!;
-    let respond: Extract<RequestOutcome, { kind: 'forward' }>['respond'];
-    if (program) {
-      const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers, body, actions);
-      if (outcome.kind === 'answer') return void writeAnswer(res, outcome.answer);
-      if (outcome.kind === 'login') return void this.options.logins?.begin(req, res, this.options.scheme, outcome.login, outcome.redirectPath).catch(() => res.destroy());
-      ({ headers, target, respond } = outcome);
-    }
+    if (!program) return this.send(state, pool, req, res, host, { kind: 'forward', headers, target: req.url!, respond: undefined }, chunked, body, observeBody);
+    const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers, body, actions);
+    if (!(outcome instanceof Promise)) return this.send(state, pool, req, res, host, outcome, chunked, body, observeBody);
+    // A jwt-validation waits for its keys (a few seconds at most); the client may have left meanwhile.
+    outcome.then((settled) => void (res.destroyed ? undefined : this.send(state, pool, req, res, host, settled, chunked, body, observeBody)), () => void res.destroy());
+  }
+
+  /** The request as the policy left it to the agent, or the answer the policy made. */
+  private send(state: ConnState, pool: EndpointPool, req: http.IncomingMessage, res: http.ServerResponse, host: string, outcome: RequestOutcome, chunked: boolean, body: Buffer | undefined, observeBody: ((chunk: Buffer) => void) | undefined): void {
+    if (outcome.kind === 'answer') return void writeAnswer(res, outcome.answer);
+    if (outcome.kind === 'login') return this.startLogin(req, res, outcome);
+    const { headers, target, respond } = outcome;
     // as node:http's client: a POST, PUT, PATCH … without a body says so
     if (body === undefined && !chunked && req.headers['content-length'] === undefined && !BODILESS_METHODS.has(req.method!)) headers.push('Content-Length', '0');
     // a body read whole (verify-webhook) is not streamed: the inspector gets it here
@@ -202,6 +206,12 @@ export class HttpProxy {
       state.conn.outcome = 'too_many_pipelined';
       answerAndClose(res, 503, `Too many pipelined requests: at most ${MAX_PIPELINED} wait for an answer on one connection.\n`);
     }
+  }
+
+  /** A login action found no session: the login starts here (its provider's discovery is asynchronous), or, without edge logins, the 302 to /ngrok/login. */
+  private startLogin(req: http.IncomingMessage, res: http.ServerResponse, outcome: Extract<RequestOutcome, { kind: 'login' }>): void {
+    if (!this.options.logins) return void writeAnswer(res, outcome.fallback);
+    this.options.logins.begin(req, res, this.options.scheme, outcome.login, outcome.redirectPath).catch(() => res.destroy());
   }
 
   /**
@@ -280,21 +290,24 @@ export class HttpProxy {
       socket.destroy();
       return;
     }
-    let headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true);
-    let target = req.url!;
+    const headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true);
     const program = httpProgram(pool.policy);
     // The request phase runs on an upgrade's request too (a deny must hold for WebSockets); the
     // answer's bytes are relayed, so the response phase does not see a 101 (docs/DECISIONS.md).
-    if (hasHttpPhases(program)) {
-      const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers, undefined, []);
-      if (outcome.kind === 'answer') return void socket.end(answerBytes(outcome.answer));
-      // an upgrade cannot follow the login's redirects itself: it is sent to the login page
-      if (outcome.kind === 'login') return void socket.end(answerBytes(outcome.fallback));
-      ({ headers, target } = outcome);
-    }
+    if (!hasHttpPhases(program)) return this.upgradeTo(state, pool, req, socket, head, host!, { kind: 'forward', headers, target: req.url!, respond: undefined });
+    const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers, undefined, []);
+    if (!(outcome instanceof Promise)) return this.upgradeTo(state, pool, req, socket, head, host!, outcome);
+    outcome.then((settled) => void (socket.destroyed ? undefined : this.upgradeTo(state, pool, req, socket, head, host!, settled)), () => void socket.destroy());
+  }
+
+  private upgradeTo(state: ConnState, pool: EndpointPool, req: http.IncomingMessage, socket: Duplex, head: Buffer, host: string, outcome: RequestOutcome): void {
+    if (outcome.kind === 'answer') return void socket.end(answerBytes(outcome.answer));
+    // an upgrade cannot follow the login's redirects itself: it is sent to the login page
+    if (outcome.kind === 'login') return void socket.end(answerBytes(outcome.fallback));
+    const { headers, target } = outcome;
     const stream = openStreamTo(this.options, state, pool);
     if (!stream) {
-      socket.end(rawAnswer(502, 'Bad Gateway', badGatewayText(host!), {}));
+      socket.end(rawAnswer(502, 'Bad Gateway', badGatewayText(host), {}));
       return;
     }
     stream.write(requestHead(req, headers, req.httpVersion, target));
@@ -516,4 +529,3 @@ function rawAnswer(status: number, reason: string, body: string, headers: Record
   for (const [name, value] of Object.entries(headers)) text += `${name}: ${value}\r\n`;
   return Buffer.concat([Buffer.from(text + '\r\n', 'latin1'), Buffer.from(body, 'utf8')]);
 }
-

@@ -71,6 +71,7 @@ export function policyConnection(conn: PublicConnection, region: string, endpoin
     startedAt: conn.startedAt,
     endpoint,
     now,
+    tls: conn.tls,
   };
 }
 

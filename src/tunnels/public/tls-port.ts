@@ -6,6 +6,8 @@ import tls from 'node:tls';
 import type { EdgeResolver, EdgeRoute, HostRoutes, TlsTermination, TunnelChoice } from '../registry.js';
 import { readClientHello, unrecognizedNameAlert } from '../tls/client-hello.js';
 import { clientCertificateAccepted } from '../tls/client-certificates.js';
+import { handshakeTls, helloTls } from '../tls/connection-tls.js';
+import type { AgentCertificate, EdgeTlsOption } from '../../domain/tunnels/edge-tls.js';
 import type { ConnectionSink, PublicConnection } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import type { HttpProxy } from './http-proxy.js';
@@ -62,6 +64,7 @@ export class TlsPort {
       return;
     }
     const sni = hello.sni;
+    if (sni !== undefined) conn.useTls(() => helloTls(sni));
     if (this.options.acme && sni !== undefined && hello.alpn.includes(ACME_TLS_ALPN)) return answerAlpnChallenge(this.options.acme, socket, hello.buffered, sni, conn);
     // The name's own endpoint, then a TLS edge's hostport, then a wildcard endpoint covering it.
     if (sni !== undefined && (await this.toEndpoint(socket, hello.buffered, conn, sni, false))) return;
@@ -97,8 +100,13 @@ export class TlsPort {
     const passthrough = wildcard ? this.options.routes.tls.wildcard(sni) : this.options.routes.tls.exact(sni);
     if (passthrough) {
       conn.endpointId = passthrough.endpointId;
-      if (!this.options.gate.admit(conn, passthrough.policy, endpointOfPool(passthrough)) || !this.withinLimits(conn, passthrough.endpointId)) socket.destroy();
-      else if (conn.termination) await this.terminateToTunnel(socket, clientHello, conn, sni, passthrough, conn.termination);
+      if (!this.options.gate.admit(conn, passthrough.policy, endpointOfPool(passthrough)) || !this.withinLimits(conn, passthrough.endpointId)) {
+        socket.destroy();
+        return true;
+      }
+      // a terminate-tls action, or the bind's TLSTermination / MutualTLSAtEdge
+      const termination = withEdgeTls(conn.termination, passthrough.policy.edgeTls);
+      if (termination) await this.terminateToTunnel(socket, clientHello, conn, sni, passthrough, termination);
       else this.passthrough(socket, clientHello, conn, passthrough);
       return true;
     }
@@ -108,7 +116,7 @@ export class TlsPort {
     conn.endpointId = terminated.endpointId;
     // Per connection, before any request is read (TUNNELS.md §5).
     if (!this.options.gate.admit(conn, terminated.policy, endpointOfPool(terminated))) socket.destroy();
-    else await this.terminate(socket, clientHello, conn, sni, terminated.url, !wildcard);
+    else await this.terminate(socket, clientHello, conn, sni, terminated.url, !wildcard, withEdgeTls(conn.termination, terminated.policy.edgeTls));
     return true;
   }
 
@@ -131,14 +139,17 @@ export class TlsPort {
     splice(socket, opened.stream, () => {});
   }
 
-  private async terminate(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, admittedUrl: string, ownName: boolean): Promise<void> {
-    const termination = conn.termination;
-    const secure = await this.handshake(socket, clientHello, conn, sni, ownName, { ALPNProtocols: ['http/1.1'], ...clientCertificateRequest(termination) });
+  private async terminate(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, admittedUrl: string, ownName: boolean, termination: TlsTermination | undefined): Promise<void> {
+    const secure = await this.handshake(socket, clientHello, conn, sni, ownName, { ALPNProtocols: ['http/1.1'], ...clientCertificateRequest(termination) }, termination);
     if (!secure) return;
-    // terminate-tls on an https endpoint: its versions and client certificates, checked before any request is read
-    if (termination) secure.once('secure', () => void (accepted(secure, conn, termination) || secure.destroy()));
-    this.options.https.adopt(secure, conn, admittedUrl);
-    this.options.https.server.emit('connection', secure);
+    const serve = () => {
+      this.options.https.adopt(secure, conn, admittedUrl);
+      this.options.https.server.emit('connection', secure);
+    };
+    if (!termination) return serve();
+    // terminate-tls or MutualTLSCA on an https endpoint: versions and client certificates are
+    // checked before the HTTP server gets the socket, so no request of a refused client is read
+    secure.once('secure', () => (accepted(secure, conn, termination) ? serve() : secure.destroy()));
   }
 
   /**
@@ -147,7 +158,7 @@ export class TlsPort {
    */
   private async terminateToTunnel(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, choice: TunnelChoice, termination: TlsTermination): Promise<void> {
     // a name burrow serves (its own endpoint or edge hostport): an ACME certificate may be ordered for it
-    const secure = await this.handshake(socket, clientHello, conn, sni, true, clientCertificateRequest(termination));
+    const secure = await this.handshake(socket, clientHello, conn, sni, true, clientCertificateRequest(termination), termination);
     if (!secure) return;
     secure.once('secure', () => {
       if (!accepted(secure, conn, termination)) return void secure.destroy();
@@ -163,10 +174,10 @@ export class TlsPort {
   }
 
   /** The server side of a TLS handshake over `socket`, bounded in time; undefined when no certificate. */
-  private async handshake(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, ownName: boolean, options: tls.TLSSocketOptions): Promise<tls.TLSSocket | undefined> {
+  private async handshake(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, ownName: boolean, options: tls.TLSSocketOptions, termination?: TlsTermination): Promise<tls.TLSSocket | undefined> {
     let secureContext: tls.SecureContext;
     try {
-      secureContext = await this.options.certificates.contextFor(sni, ownName);
+      secureContext = termination?.secureContext ?? (await this.options.certificates.contextFor(sni, ownName));
     } catch {
       conn.outcome = 'certificate';
       socket.destroy();
@@ -177,7 +188,10 @@ export class TlsPort {
     socket.unshift(clientHello);
     const secure = new tls.TLSSocket(socket, { ...options, isServer: true, secureContext });
     const timer = setTimeout(() => secure.destroy(), HANDSHAKE_TIMEOUT_MS);
-    secure.once('secure', () => clearTimeout(timer));
+    secure.once('secure', () => {
+      clearTimeout(timer);
+      conn.useTls(() => handshakeTls(secure, sni));
+    });
     secure.once('close', () => {
       clearTimeout(timer);
       socket.destroy();
@@ -187,9 +201,30 @@ export class TlsPort {
   }
 }
 
-/** Asks for a client certificate when mutual TLS is on; verified by `accepted`, against the policy's CAs. */
+/** Asks for a client certificate when mutual TLS is on; verified by `accepted`, against the policy's or the bind's CAs. */
 function clientCertificateRequest(termination: TlsTermination | undefined): tls.TLSSocketOptions {
-  return termination?.mutualTls ? { requestCert: true, rejectUnauthorized: false } : {};
+  return termination?.mutualTls || termination?.clientCas ? { requestCert: true, rejectUnauthorized: false } : {};
+}
+
+const agentContexts = new WeakMap<AgentCertificate, tls.SecureContext>();
+
+/**
+ * The termination a connection gets: the policy's terminate-tls (when one ran), with the bind's
+ * edge TLS options added: its CAs are required whatever the policy asks, and its certificate served.
+ */
+function withEdgeTls(action: TlsTermination | undefined, edgeTls: EdgeTlsOption | undefined): TlsTermination | undefined {
+  if (!edgeTls) return action;
+  const certificate = edgeTls.certificate;
+  let secureContext: tls.SecureContext | undefined;
+  if (certificate) {
+    secureContext = agentContexts.get(certificate);
+    if (!secureContext) agentContexts.set(certificate, (secureContext = tls.createSecureContext({ cert: certificate.cert, key: certificate.privateKey() })));
+  }
+  return {
+    ...(action ?? { minVersion: null }),
+    ...(edgeTls.clientCas ? { clientCas: edgeTls.clientCas } : {}),
+    ...(secureContext ? { secureContext } : {}),
+  };
 }
 
 /**
@@ -203,7 +238,7 @@ function accepted(secure: tls.TLSSocket, conn: PublicConnection, termination: Tl
     return false;
   }
   const mutual = termination.mutualTls;
-  if (mutual && !clientCertificateAccepted(secure, mutual.cas, mutual.strategy)) {
+  if ((mutual && !clientCertificateAccepted(secure, mutual.cas, mutual.strategy)) || (termination.clientCas && !clientCertificateAccepted(secure, termination.clientCas, 'require-and-verify'))) {
     conn.outcome = 'client_certificate';
     return false;
   }

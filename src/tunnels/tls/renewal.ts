@@ -3,6 +3,7 @@
 // one (a leaf reissued from burrow's CA within 30 days of its expiry, or the operator's files
 // replaced on disk) is served to new connections at once. A bad new pair keeps the old one.
 import type { Logger } from '../../observability/logger.js';
+import { coalescing } from './coalescing.js';
 import type { TlsMaterial } from './material.js';
 
 export const RENEWAL_CHECK_MS = 12 * 3_600_000;
@@ -25,8 +26,7 @@ export interface Reloadable {
 
 export class CertificateRenewal {
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
+  private readonly checkCoalesced = coalescing(() => this.checkOnce());
 
   constructor(
     private readonly certificates: readonly RenewableCertificate[],
@@ -50,17 +50,7 @@ export class CertificateRenewal {
    * once per event, and never concurrently).
    */
   check(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = (async () => {
-      do {
-        this.again = false;
-        await this.checkOnce();
-      } while (this.again);
-    })().finally(() => (this.running = undefined));
-    return this.running;
+    return this.checkCoalesced();
   }
 
   private async checkOnce(): Promise<void> {

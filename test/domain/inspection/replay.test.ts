@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { ApiError } from '../../../src/domain/errors.js';
 import { InspectionRecorder, REDACTED } from '../../../src/domain/inspection/recorder.js';
 import { replayOf } from '../../../src/domain/inspection/replay.js';
+import { ReplayTokens } from '../../../src/domain/inspection/replay-tokens.js';
 import type { InspectedRequest, InspectionRepository } from '../../../src/domain/inspection/types.js';
 
 const captured: InspectedRequest = {
@@ -78,4 +79,25 @@ describe('replay tokens', () => {
     for (let i = 0; i < 100; i++) recorder.expectReplay('ep_1');
     assert.equal(recorder.replayPending(first.token), false);
   });
+
+  test('a token made by one instance is claimed by another holding the same CLUSTER_SECRET, once, and by no other', () => {
+    const secret = Buffer.alloc(32, 7);
+    const now = 1_000_000;
+    const sender = new InspectionRecorder(repository, 10, () => {}, () => now, new ReplayTokens(secret));
+    const carrier = new InspectionRecorder(repository, 10, () => {}, () => now, new ReplayTokens(secret));
+    const stranger = new InspectionRecorder(repository, 10, () => {}, () => now, new ReplayTokens(Buffer.alloc(32, 8)));
+    const { token, id } = sender.expectReplay('ep_1');
+    assert.equal(stranger.claimReplay(token, 'ep_1'), undefined, 'another key');
+    assert.equal(carrier.claimReplay(token, 'ep_2'), undefined, 'another endpoint');
+    const [tokenId, expires, mac] = token.split('.');
+    assert.equal(tokenId, id);
+    const other = 'req_2bN3ZkBJ7ynFfWtCnSHq7pxZ4Ns';
+    assert.equal(carrier.claimReplay(`${other}.${expires}.${mac}`, 'ep_1'), undefined, 'an id of the sender’s choosing');
+    assert.equal(carrier.claimReplay(`${id}.${(now + 3600_000).toString(36)}.${mac}`, 'ep_1'), undefined, 'a later expiry');
+    assert.equal(carrier.claimReplay(token, 'ep_1'), id);
+    assert.equal(carrier.claimReplay(token, 'ep_1'), undefined, 'once');
+    // The sender's proxy never saw it: still pending there (the sender then looks for the row).
+    assert.equal(sender.replayPending(token), true);
+  });
 });
+

@@ -308,7 +308,7 @@ const cases: Case[] = [
   // ---- CEL expressions: ERR_NGROK_2200 -----------------------------------------------------
   { name: 'an HTTP-only variable (req.url)', doc: expr("req.url == '/admin'"), code: 'ERR_NGROK_2200', msg: ['"req"', 'expression 1'] },
   { name: 'an HTTP-only function (getReqHeader)', doc: expr("getReqHeader('host') == ['x']"), code: 'ERR_NGROK_2200', msg: ['getReqHeader'] },
-  { name: 'an unknown field of conn', doc: expr("conn.tls.version == '1.3'"), code: 'ERR_NGROK_2200', msg: ['"tls"'] },
+  { name: 'an unknown field of conn', doc: expr("conn.tls_version == '1.3'"), code: 'ERR_NGROK_2200', msg: ['"tls_version"'] },
   { name: 'has() of a field the object does not declare', doc: expr('!has(conn.geo.foo)'), code: 'ERR_NGROK_2200', msg: ['has()', '"foo"', 'conn.geo'] },
   { name: 'has() of a field of a string', doc: expr('has(conn.client_ip.x)'), code: 'ERR_NGROK_2200', msg: ['has()', 'conn.client_ip'] },
   { name: 'a non-bool expression (string)', doc: expr('conn.client_ip'), code: 'ERR_NGROK_2200', msg: ['type string', 'bool'] },
@@ -335,7 +335,7 @@ const cases: Case[] = [
   // ---- Action types: ERR_NGROK_2201 / 2202 ---------------------------------------------------
   { name: 'an unknown action type', doc: action('type: explode'), code: 'ERR_NGROK_2201', msg: ['"explode"'] },
   { name: 'an action type in the wrong case', doc: action('type: Deny'), code: 'ERR_NGROK_2201', msg: ['did you mean "deny"'] },
-  ...['redirect', 'custom-response', 'rate-limit', 'add-headers', 'set-vars', 'url-rewrite', 'basic-auth'].map(
+  ...['redirect', 'custom-response', 'rate-limit', 'add-headers', 'url-rewrite', 'basic-auth'].map(
     (type): Case => ({ name: `the HTTP/other-phase action ${type}`, doc: action(`type: ${type}`), code: 'ERR_NGROK_2202', msg: [type] }),
   ),
   {

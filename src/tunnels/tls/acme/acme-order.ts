@@ -4,7 +4,7 @@ import { X509Certificate } from 'node:crypto';
 import acme from 'acme-client';
 import type { AcmeChallengeType, AcmeConfig } from '../../../config.js';
 import { challengeKey } from '../../../domain/acme/schedule.js';
-import type { AcmeRepository } from '../../../domain/acme/types.js';
+import type { AcmeKeyType, AcmeRepository } from '../../../domain/acme/types.js';
 import { dnsRecordOf, runDnsHook } from './dns-hook.js';
 
 // acme-client retries a failed request up to 5 times, 5 s more each time (75 s before an order
@@ -30,8 +30,12 @@ export interface OrderContext {
   readonly challenges: readonly AcmeChallengeType[];
 }
 
-export async function orderCertificate(context: OrderContext, name: string): Promise<IssuedAcmeCertificate> {
-  const [keyPem, csr] = await acme.crypto.createCsr({ commonName: name, altNames: [name] }, await acme.crypto.createPrivateEcdsaKey());
+/** RSA keys of 2048 bits, as Let's Encrypt's clients make by default; ECDSA on P-256. */
+const RSA_BITS = 2048;
+
+export async function orderCertificate(context: OrderContext, name: string, keyType: AcmeKeyType): Promise<IssuedAcmeCertificate> {
+  const key = keyType === 'rsa' ? await acme.crypto.createPrivateRsaKey(RSA_BITS) : await acme.crypto.createPrivateEcdsaKey();
+  const [keyPem, csr] = await acme.crypto.createCsr({ commonName: name, altNames: [name] }, key);
   const keyOf = (challenge: { type: string; token: string }) => challengeKey(challenge.type === 'http-01' ? 'http-01' : 'tls-alpn-01', challenge.type === 'http-01' ? challenge.token : name);
   const hook = context.config.dnsHook;
   // a wildcard can only be validated through DNS (RFC 8555 §7.1.3)

@@ -24,13 +24,15 @@ export async function acmeCertificates(
   const challenges = config.acme.challenges.filter((type) => open[type]);
   if (challenges.length === 0) throw new TlsConfigError(`ACME_CHALLENGES=${config.acme.challenges.join(',')} needs EDGE_HTTP_PORT, which is 0`);
   const https = new SchemeRoutes(registry, 'https', config.edgePublicTlsPort);
+  // a tls endpoint's name has a certificate only when a terminate-tls action ordered one at a handshake
+  const tls = new SchemeRoutes(registry, 'tls', config.edgePublicTlsPort);
   return new AcmeCertificates({
     config: config.acme,
     repository,
     secret: await loadOrCreateSealingSecret(config.tlsDir),
     owner,
     challenges,
-    serves: (name) => https.exact(name) !== undefined,
+    serves: (name) => https.exact(name) !== undefined || tls.exact(name) !== undefined,
     covered,
     always: config.acme.dnsHook === undefined ? [] : [`*.${config.edgeDomain}`],
     logger,

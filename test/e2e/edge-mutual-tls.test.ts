@@ -1,0 +1,183 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { after, before, test } from 'node:test';
+import type ngrok from '@ngrok/ngrok';
+import { loadOrCreateCa } from '../../src/tunnels/tls/ca.js';
+import { issueCertificate, type IssuedCertificate } from '../../src/tunnels/tls/certificates.js';
+import { startPlainService, tlsExchange } from '../helpers/plain-service.js';
+import { cleanupProcesses, makeTempDir } from '../helpers/server-process.js';
+import { connectAgent, createToken, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
+
+/**
+ * The agents' edge TLS options (HTTP-POLICY.md §4) from the official SDK: `.mutualTlsca()` on https
+ * and tls endpoints (client certificates required and checked against the agent's CAs at burrow),
+ * `.termination(cert, key)` on tls endpoints (burrow terminates with the agent's certificate, the
+ * service reads plaintext), the `conn.tls.*` variables a policy reads, and set-vars in
+ * on_tcp_connect. Certificates are made by the test.
+ */
+
+let server: TrafficServer;
+let session: ngrok.Session;
+let burrowCa: string;
+let clientCaPem: string;
+let trusted: IssuedCertificate;
+let stranger: IssuedCertificate;
+let serverCaPem: string;
+let agentLeaf: IssuedCertificate;
+let plain: Awaited<ReturnType<typeof startPlainService>>;
+let web: http.Server;
+const seen: http.IncomingHttpHeaders[] = [];
+const closers: (() => unknown)[] = [];
+
+before(async () => {
+  server = await startDataPlane();
+  burrowCa = readFileSync(server.caPath, 'utf8');
+  session = await connectAgent(server, await createToken(server));
+  const clientCa = await loadOrCreateCa(makeTempDir('mtls-client-ca-'));
+  clientCaPem = clientCa.certPem;
+  trusted = await issueCertificate(clientCa, { dnsNames: ['client.example.com'] });
+  stranger = await issueCertificate(await loadOrCreateCa(makeTempDir('mtls-other-ca-')), { dnsNames: ['client.example.com'] });
+  const serverCa = await loadOrCreateCa(makeTempDir('mtls-agent-ca-'));
+  serverCaPem = serverCa.certPem;
+  agentLeaf = await issueCertificate(serverCa, { dnsNames: ['own-cert.example.com', 'both.example.com'] });
+  plain = await startPlainService();
+  closers.push(() => plain.close());
+  web = http.createServer((req, res) => {
+    seen.push(req.headers);
+    res.end('hello');
+  });
+  await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
+  closers.push(() => new Promise((resolve) => web.close(resolve)));
+});
+
+after(async () => {
+  for (const close of closers.reverse()) await close();
+  await session?.close().catch(() => {});
+  await cleanupProcesses();
+});
+
+function keep(listener: ngrok.Listener): void {
+  closers.push(() => listener.close().catch(() => {}));
+}
+
+function get(host: string, options: https.RequestOptions = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port: server.tlsPort, servername: host, path: '/', headers: { host }, ca: burrowCa, agent: false, timeout: 10_000, ...options });
+    req.once('response', (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.once('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.once('error', reject);
+    req.once('timeout', () => req.destroy(new Error('timeout')));
+    req.end();
+  });
+}
+
+const TLS_HEADERS = `
+on_http_request:
+  - actions:
+      - type: add-headers
+        config:
+          headers:
+            x-tls-version: "\${conn.tls.version}"
+            x-tls-sni: "\${conn.tls.sni}"
+            x-tls-cipher: "\${conn.tls.cipher_suite}"
+            x-client-cn: "\${conn.tls.client.san.dns_names[0]}"
+            x-client-serial: "\${conn.tls.client.serial_number}"
+            x-client-not-after: "\${conn.tls.client.validity.not_after}"
+            x-client-sig: "\${conn.tls.client.signature_algorithm}"
+            x-server-dns: "\${conn.tls.server.san.dns_names.join(',')}"
+`;
+
+test('https with .mutualTlsca(): a client certificate from the CA is served, and conn.tls.* reach the policy', { timeout: 60_000 }, async () => {
+  const host = 'mtls-https.example.com';
+  const listener = await session.httpEndpoint().domain(host).mutualTlsca(Buffer.from(clientCaPem)).trafficPolicy(TLS_HEADERS).listenAndForward(`http://127.0.0.1:${(web.address() as { port: number }).port}`);
+  keep(listener);
+  const answer = await get(host, { cert: trusted.certPem, key: trusted.keyPem, maxVersion: 'TLSv1.2' });
+  assert.equal(answer.status, 200);
+  const headers = seen.at(-1)!;
+  assert.equal(headers['x-tls-version'], '1.2');
+  assert.equal(headers['x-tls-sni'], host);
+  assert.match(String(headers['x-tls-cipher']), /^TLS_/);
+  assert.equal(headers['x-client-cn'], 'client.example.com');
+  const serial = new (await import('node:crypto')).X509Certificate(trusted.certPem).serialNumber.toLowerCase().replace(/^0+/, '');
+  assert.equal(headers['x-client-serial'], serial);
+  assert.match(String(headers['x-client-not-after']), /^\d{4}-\d\d-\d\dT/);
+  assert.match(String(headers['x-client-sig']), /^(ECDSA-SHA\d+|SHA\d+-RSA)$/);
+  assert.match(String(headers['x-server-dns']), /example\.com|burrow\.localhost/);
+});
+
+test('https with .mutualTlsca(): no certificate, or one of another CA, is refused before any request reaches the agent', { timeout: 60_000 }, async () => {
+  const host = 'mtls-refused.example.com';
+  keep(await session.httpEndpoint().domain(host).mutualTlsca(Buffer.from(clientCaPem)).listenAndForward(`http://127.0.0.1:${(web.address() as { port: number }).port}`));
+  const before = seen.length;
+  await assert.rejects(get(host));
+  await assert.rejects(get(host, { cert: stranger.certPem, key: stranger.keyPem }));
+  assert.equal(seen.length, before, 'a refused client reached the agent');
+  assert.equal((await get(host, { cert: trusted.certPem, key: trusted.keyPem })).status, 200);
+});
+
+test('tls with .termination(cert, key): burrow serves the agent\'s certificate and the service reads plaintext', { timeout: 60_000 }, async () => {
+  const host = 'own-cert.example.com';
+  keep(await session.tlsEndpoint().domain(host).termination(Buffer.from(agentLeaf.certPem), Buffer.from(agentLeaf.keyPem)).listenAndForward(`tcp://127.0.0.1:${plain.port}`));
+  const reached = plain.firstBytes.length;
+  // trusted only through the agent's CA: burrow's own certificate would fail this handshake
+  const { greeting, echoed } = await tlsExchange(server.tlsPort, host, 'in the clear', { ca: serverCaPem });
+  assert.equal(greeting, 'plain');
+  assert.equal(echoed, 'in the clear');
+  assert.equal(plain.firstBytes[reached]?.toString(), 'in the clear');
+  await assert.rejects(tlsExchange(server.tlsPort, host, 'x', { ca: burrowCa }), 'burrow\'s certificate was served');
+});
+
+test('tls with .mutualTlsca() and .termination(): only a client the CA issued gets through', { timeout: 60_000 }, async () => {
+  const host = 'both.example.com';
+  keep(await session.tlsEndpoint().domain(host).mutualTlsca(Buffer.from(clientCaPem)).termination(Buffer.from(agentLeaf.certPem), Buffer.from(agentLeaf.keyPem)).listenAndForward(`tcp://127.0.0.1:${plain.port}`));
+  const reached = plain.firstBytes.length;
+  await assert.rejects(tlsExchange(server.tlsPort, host, 'none', { ca: serverCaPem }));
+  await assert.rejects(tlsExchange(server.tlsPort, host, 'stranger', { ca: serverCaPem, cert: stranger.certPem, key: stranger.keyPem }));
+  assert.equal(plain.firstBytes.length, reached, 'a refused client reached the service');
+  assert.equal((await tlsExchange(server.tlsPort, host, 'trusted', { ca: serverCaPem, cert: trusted.certPem, key: trusted.keyPem })).echoed, 'trusted');
+});
+
+test('tls with .mutualTlsca() alone: burrow terminates with its own certificate and checks the client', { timeout: 60_000 }, async () => {
+  const host = 'edge-only.example.com';
+  keep(await session.tlsEndpoint().domain(host).mutualTlsca(Buffer.from(clientCaPem)).listenAndForward(`tcp://127.0.0.1:${plain.port}`));
+  await assert.rejects(tlsExchange(server.tlsPort, host, 'none', { ca: burrowCa }));
+  assert.equal((await tlsExchange(server.tlsPort, host, 'trusted', { ca: burrowCa, cert: trusted.certPem, key: trusted.keyPem })).echoed, 'trusted');
+});
+
+test('bad PEM is refused at bind with the reference\'s code, naming the option', { timeout: 60_000 }, async () => {
+  await assert.rejects(session.httpEndpoint().domain('bad-ca.example.com').mutualTlsca(Buffer.from('not a certificate')).listen(), (error: Error) => {
+    assert.match(error.message, /ERR_NGROK_1922/);
+    assert.match(error.message, /MutualTLSCA/);
+    return true;
+  });
+  await assert.rejects(session.tlsEndpoint().domain('bad-key.example.com').termination(Buffer.from(agentLeaf.certPem), Buffer.from('junk')).listen(), (error: Error) => {
+    assert.match(error.message, /ERR_NGROK_1901/);
+    assert.match(error.message, /TLSTermination/);
+    assert.ok(!error.message.includes('junk'));
+    return true;
+  });
+  // the same options where they do not apply: refused by name
+  await assert.rejects(session.httpEndpoint().domain('plain-mtls.example.com').scheme('HTTP').mutualTlsca(Buffer.from(clientCaPem)).listen(), /ERR_NGROK_301[\s\S]*MutualTLSCA|MutualTLSCA[\s\S]*ERR_NGROK_301/);
+});
+
+test('on_tcp_connect: set-vars and conn.tls.sni decide before the handshake', { timeout: 60_000 }, async () => {
+  const policy = `
+on_tcp_connect:
+  - actions:
+      - type: set-vars
+        config: {vars: [{name: "\${conn.tls.sni}"}]}
+  - expressions: ["vars.name.startsWith('closed')"]
+    actions: [{type: deny}]
+  - actions: [{type: terminate-tls}]
+`;
+  for (const host of ['closed-sni.example.com', 'open-sni.example.com']) {
+    keep(await session.tlsEndpoint().domain(host).trafficPolicy(policy).listenAndForward(`tcp://127.0.0.1:${plain.port}`));
+  }
+  await assert.rejects(tlsExchange(server.tlsPort, 'closed-sni.example.com', 'x', { ca: burrowCa }));
+  assert.equal((await tlsExchange(server.tlsPort, 'open-sni.example.com', 'open', { ca: burrowCa })).echoed, 'open');
+});
