@@ -1,6 +1,8 @@
 import { isIP } from 'node:net';
 import { isWellFormedSecret } from './domain/secrets.js';
 import { bindHostnameProblem } from './domain/acl.js';
+import { readFileSync } from 'node:fs';
+import { parseOAuthProviders, type OAuthProvider } from './domain/identity/oauth-providers.js';
 
 /**
  * The only reader of the environment. `loadConfig` validates every variable once, at start,
@@ -28,6 +30,8 @@ export interface Config {
   readonly tunnels: TunnelConfig;
   /** The web console at /console/ (CONSOLE.md): CONSOLE=off turns it off. */
   readonly console: ConsoleConfig;
+  /** OAUTH_PROVIDERS_FILE's providers (IDENTITY.md §2), read and checked at start; empty when unset. */
+  readonly oauthProviders: readonly OAuthProvider[];
 }
 
 export interface ConsoleConfig {
@@ -148,11 +152,28 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
     tunnels: tunnelConfig(env),
     console: consoleConfig(env),
+    oauthProviders: oauthProviders(env),
   };
   if (config.requestTimeoutMs > 0 && config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_MS', `must not exceed REQUEST_TIMEOUT_MS (${config.requestTimeoutMs})`);
   }
   return Object.freeze(config);
+}
+
+function oauthProviders(env: Env): OAuthProvider[] {
+  const path = present(env, 'OAUTH_PROVIDERS_FILE');
+  if (path === undefined) return [];
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError('OAUTH_PROVIDERS_FILE', `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}: ${path})`);
+  }
+  try {
+    return parseOAuthProviders(text);
+  } catch (error) {
+    throw new ConfigError('OAUTH_PROVIDERS_FILE', `(${path}) ${(error as Error).message}`);
+  }
 }
 
 function consoleConfig(env: Env): ConsoleConfig {

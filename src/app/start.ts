@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import { useOAuthProviders } from '../domain/identity/oauth-providers.js';
 import { AccountService } from '../domain/accounts/service.js';
 import type { HttpApp } from '../http/app.js';
 import { createLogger, type Logger } from '../observability/logger.js';
@@ -66,6 +67,8 @@ export interface RunningServer {
 
 /** Opens and migrates the store, bootstraps an empty database, and listens. */
 export async function start(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+  // the oauth action's providers, for the policies checked from now on (IDENTITY.md §2)
+  useOAuthProviders(config.oauthProviders);
   let store: Store;
   try {
     store = openStore(config.databaseUrl, {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { TunnelConfig } from '../config.js';
@@ -27,6 +28,8 @@ import type { InspectionSink } from './public/capture.js';
 import type { AcmeRepository } from '../domain/acme/types.js';
 import { acmeCertificates, orderOnBind } from './tls/acme/setup.js';
 import { clusterForwarding, type ClusterForwarding, type ClusterSettings } from './cluster/setup.js';
+import { sealingKey } from '../domain/sealing.js';
+import { loadOrCreateSealingSecret } from './tls/acme/sealing-secret.js';
 
 export interface DataPlaneOptions {
   readonly config: TunnelConfig;
@@ -149,6 +152,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     proxyProtocolFrom: config.cluster.proxyProtocolFrom,
     inspection: options.inspection,
     remote: cluster?.remote,
+    loginSecret: config.edgeHttpPort > 0 || config.edgeTlsPort > 0 ? await loginSecret(config, logger) : undefined,
   });
   options.metrics?.gaugeDataPlane({
     sessions: () => sessions.size,
@@ -199,4 +203,24 @@ async function noticeFor(tlsDirCaPath: string, agentAddress: string): Promise<st
     `With the agent config:  server_addr: ${agentAddress}   root_cas: ${caPath}\n` +
     `burrow agent-config prints both in full for this server.\n\n`
   );
+}
+
+/**
+ * The secret edge login cookies are sealed under: TLS_DIR/sealing.key, so instances sharing it
+ * read each other's. A TLS_DIR that cannot hold it (read-only, say) does not stop the start: this
+ * process's own key then, and logins last until it stops.
+ */
+/**
+ * The secret edge login cookies are sealed under: CLUSTER_SECRET when set, so that a login made
+ * through one instance holds on every instance of the cluster (the balancer may send the next
+ * request anywhere); else TLS_DIR's sealing secret.
+ */
+async function loginSecret(config: TunnelConfig, logger: Logger): Promise<Uint8Array> {
+  if (config.cluster.secret !== undefined) return sealingKey(config.cluster.secret, 'edge login secret');
+  try {
+    return await loadOrCreateSealingSecret(config.tlsDir);
+  } catch (error) {
+    logger.warn({ reason: (error as Error).message }, 'edge login sessions use a key of this process only: they end when it stops and other instances do not read them');
+    return randomBytes(32);
+  }
 }

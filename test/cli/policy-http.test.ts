@@ -88,6 +88,26 @@ describe('burrow policy test --request', { skip: onSqlitePassOnly }, () => {
     assert.doesNotMatch(bad.stdout + bad.stderr, /s3cret-hook/);
   });
 
+  it('a login action: no session offline, so the answer is the 302 to /ngrok/login (exit 1); the client secret is never printed', () => {
+    const login = file(
+      'login.yaml',
+      `on_http_request:
+  - actions:
+      - type: oauth
+        config: {provider: github, client_id: Iv1.abc, client_secret: gh-secret-value}
+  - actions:
+      - type: add-headers
+        config: {headers: {x-user: "\${actions.ngrok.oauth.identity.email}"}}
+`,
+    );
+    const result = burrow(['policy', 'test', login, '--client-ip', '203.0.113.7', '--request', 'GET /dash?tab=1', '--endpoint-url', 'https://app.example.com']);
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stdout, /action 1 oauth: answered 302 \(no login session here: the client is sent to log in with OAuth provider github, then back to \/dash\?tab=1\)/);
+    assert.match(result.stdout, /Rule 2: not evaluated/);
+    assert.match(result.stdout, /Answer to the client: 302\n {2}Location: \/ngrok\/login\?auth_id=[^&]+&redirect_path=%2Fdash%3Ftab%3D1/);
+    assert.doesNotMatch(result.stdout + result.stderr, /gh-secret-value/);
+  });
+
   it('bad flags and documents exit 2 with one line', () => {
     for (const [args, words] of [
       [['--request', 'GET'], /--request "GET" must be a method and a target/],

@@ -96,6 +96,36 @@ describe('POST /traffic_policy/test', () => {
     assert.ok(result.report.some((line) => /Rule 2 \("tag"\): not evaluated/.test(line)));
   });
 
+  it('a login action: the trial carries no session, so the answer is the 302 to /ngrok/login, and the secret is nowhere', async () => {
+    const policy = `on_http_request:
+  - actions:
+      - type: openid-connect
+        config: {issuer_url: "https://accounts.google.com", client_id: app-id, client_secret: very-secret-value}
+  - actions:
+      - type: add-headers
+        config: {headers: {x-user: "\${actions.ngrok.oidc.identity.email}"}}
+`;
+    const response = await test({ policy, request: { path: '/reports?year=2024' } });
+    assert.equal(response.statusCode, 200, response.body);
+    assert.ok(!response.body.includes('very-secret-value'));
+    const result = json<Result>(response);
+    assert.equal(result.allowed, false);
+    assert.equal(result.forwarded, null);
+    assert.equal(result.on_http_request?.answered, 302);
+    const location = new URL(result.answer!.headers.location![0]!, 'https://app.example.com');
+    assert.equal(location.pathname, '/ngrok/login');
+    assert.equal(location.searchParams.get('redirect_path'), '/reports?year=2024');
+    assert.ok(result.report.some((line) => /action 1 openid-connect: answered 302 \(no login session here: .*https:\/\/accounts\.google\.com/.test(line)), result.report.join('\n'));
+    assert.ok(result.report.some((line) => /Rule 2: not evaluated/.test(line)), result.report.join('\n'));
+  });
+
+  it('a login action without its client secret is refused like any bad policy, naming the field', async () => {
+    const policy = 'on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: github, client_id: x}\n';
+    const response = await test({ policy, request: {} });
+    assert.equal(response.statusCode, 400, response.body);
+    assert.match(response.body, /client_secret/);
+  });
+
   it('without a request: the connection phase of a TLS edge’s module; the client defaults to the caller', async () => {
     const closed = json<Result>(await test({ policy: TCP_POLICY }));
     assert.equal(closed.allowed, false);

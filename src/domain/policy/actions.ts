@@ -13,6 +13,7 @@ import type { PolicyValue, ValidatedAction } from './types.js';
 import { PHASE_ORDER, PHASES, type EndpointKind, type PhaseDescriptor } from './phases.js';
 import { validateTerminateTls } from './terminate-tls.js';
 import { validateHttpAction } from './http-actions.js';
+import { validateLoginAction } from './login-actions.js';
 
 /** Every action type the reference service knows: one a phase does not serve is "not allowed here" (2202), not "unknown" (2201). */
 export const KNOWN_ACTIONS: ReadonlySet<string> = new Set([
@@ -62,6 +63,10 @@ export function validateActions(rule: RawRule, actions: RawAction[], phase: Phas
     }
     const configWhere = `${label}, line ${action.configLine}`;
     if (ENDS_THE_PHASE.has(action.type)) denyAt = action.number;
+    if (action.type === 'openid-connect' || action.type === 'oauth') {
+      result.push(validateLoginAction(action.type, label, configWhere, action.config));
+      continue;
+    }
     if (phase.name !== 'on_tcp_connect' && action.type !== 'log' && action.type !== 'restrict-ips') {
       result.push(validateHttpAction(action.type, label, configWhere, action.config));
       continue;

@@ -4,7 +4,9 @@
  * They run before the endpoint's own policy. The wire shapes are ngrok-rust's and ngrok-go's
  * `proto` structs: `BasicAuth {credentials: [{username, cleartext_password, hashed_password}]}`,
  * `RequestHeaders`/`ResponseHeaders {add: ["Name:Value"], remove: [names]}`,
- * `UserAgentFilter {allow: [RE2], deny: [RE2]}`, `Compression {}`, `WebhookVerification {provider, secret, sealed_secret}`.
+ * `UserAgentFilter {allow: [RE2], deny: [RE2]}`, `Compression {}`, `WebhookVerification {provider, secret, sealed_secret}`,
+ * `OAuth {provider, client_id, client_secret, sealed_client_secret, allow_emails, allow_domains, scopes}`,
+ * `OIDC {issuer_url, client_id, client_secret, sealed_client_secret, allow_emails, allow_domains, scopes}`.
  */
 import { optionsServedAs } from '../tunnels/bind-options.js';
 
@@ -22,6 +24,11 @@ export function optionsDocument(opts: Readonly<Record<string, unknown>>): Option
   const request: unknown[] = [];
   const response: unknown[] = [];
   try {
+    // logins first: nothing else runs for a request that is not logged in
+    for (const name of ['OIDC', 'OAuth'] as const) {
+      const login = option(opts, name);
+      if (login !== undefined) request.push(...loginRules(name, login));
+    }
     const basic = option(opts, 'BasicAuth');
     if (basic !== undefined) request.push({ name: 'BasicAuth', actions: [{ type: 'basic-auth', config: { credentials: credentials(basic) } }] });
     const userAgents = option(opts, 'UserAgentFilter');
@@ -140,4 +147,51 @@ function webhookConfig(value: Record<string, unknown>): Record<string, unknown> 
   // Never quote the secret.
   if (typeof secret !== 'string' || secret === '') throw new OptionProblem('WebhookVerification', 'Opts.WebhookVerification.secret must be the signing secret.');
   return { provider, secret: literal('WebhookVerification', secret) };
+}
+
+/**
+ * OIDC / OAuth: the login action, then (as the reference's modules do) the user's email, name and
+ * id to the agent in ngrok-auth-user-* headers (a client's own are removed first), and a 403 for a
+ * user outside allow_emails / allow_domains (compared without case).
+ */
+function loginRules(name: 'OIDC' | 'OAuth', value: Record<string, unknown>): unknown[] {
+  const { client_id: clientId, client_secret: secret, sealed_client_secret: sealed } = value;
+  if ((secret === undefined || secret === '') && sealed !== undefined && sealed !== null && sealed !== '') {
+    throw new OptionProblem(name, `Opts.${name}: sealed client secrets are not served; send the client_secret itself.`);
+  }
+  // Never quote the secret.
+  if (typeof clientId !== 'string' || clientId === '' || typeof secret !== 'string' || secret === '') {
+    throw new OptionProblem(name, `Opts.${name} needs client_id and client_secret: burrow has no managed apps, so register your own with the provider (callback URL https://<endpoint host>/ngrok/callback).`);
+  }
+  const config: Record<string, unknown> = { client_id: literal(name, clientId), client_secret: literal(name, secret) };
+  if (name === 'OIDC') {
+    if (typeof value.issuer_url !== 'string' || value.issuer_url === '') throw new OptionProblem(name, 'Opts.OIDC.issuer_url must be the URL of your OpenID provider.');
+    config.issuer_url = literal(name, value.issuer_url);
+  } else {
+    if (typeof value.provider !== 'string' || value.provider === '') throw new OptionProblem(name, 'Opts.OAuth.provider must name the provider, such as "google".');
+    config.provider = value.provider;
+  }
+  const scopes = strings(name, value.scopes, 'scopes');
+  if (scopes.length > 0) config.scopes = scopes;
+  const results = name === 'OIDC' ? 'actions.ngrok.oidc.identity' : 'actions.ngrok.oauth.identity';
+  const rules: unknown[] = [{ name, actions: [{ type: name === 'OIDC' ? 'openid-connect' : 'oauth', config }] }];
+  const emails = strings(name, value.allow_emails, 'allow_emails').map((e) => e.toLowerCase());
+  const domains = strings(name, value.allow_domains, 'allow_domains').map((d) => d.toLowerCase().replace(/^@/, ''));
+  if (emails.length > 0 || domains.length > 0) {
+    const email = `${results}.email.lowerAscii()`;
+    const allowed = [...(emails.length > 0 ? [`${email} in ${JSON.stringify(emails)}`] : []), ...domains.map((d) => `${email}.endsWith(${JSON.stringify(`@${d}`)})`)];
+    rules.push({
+      name: `${name} allow list`,
+      expressions: [`!(${allowed.join(' || ')})`],
+      actions: [{ type: 'custom-response', config: { status_code: 403, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `403 Forbidden: \${${results}.email} is not allowed to use this endpoint.\n` } }],
+    });
+  }
+  rules.push(
+    { name: `${name} identity`, actions: [{ type: 'remove-headers', config: { headers: ['ngrok-auth-user-email', 'ngrok-auth-user-name', 'ngrok-auth-user-id'] } }] },
+    {
+      name: `${name} identity`,
+      actions: [{ type: 'add-headers', config: { headers: { 'ngrok-auth-user-email': `\${${results}.email}`, 'ngrok-auth-user-name': `\${${results}.name}`, 'ngrok-auth-user-id': `\${${results}.provider_user_id}` } } }],
+    },
+  );
+  return rules;
 }

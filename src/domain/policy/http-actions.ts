@@ -21,7 +21,7 @@ const REDIRECT_STATUSES = [301, 302, 303, 307, 308];
 /** What Node's zlib streams (zstd is not in Node 20's), in the default order of preference. */
 const COMPRESSIONS: readonly CompressionAlgorithm[] = ['br', 'gzip', 'deflate'];
 
-interface Ctx {
+export interface Ctx {
   /** `Rule 1, action 2`: the label interpolation messages start with. */
   label: string;
   /** `Rule 1, action 2, line 7`. */
@@ -122,7 +122,7 @@ function configMap(ctx: Ctx, config: TreeNode): MapNode {
   return config;
 }
 
-function only(ctx: Ctx, map: MapNode | undefined, keys: readonly string[]): void {
+export function only(ctx: Ctx, map: MapNode | undefined, keys: readonly string[]): void {
   if (!map) return;
   rejectUnknownKeys(
     map,
@@ -132,12 +132,12 @@ function only(ctx: Ctx, map: MapNode | undefined, keys: readonly string[]): void
   );
 }
 
-function value(map: MapNode | undefined, key: string): TreeNode | undefined {
+export function value(map: MapNode | undefined, key: string): TreeNode | undefined {
   const entry = map && field(map, key);
   return entry && !isNull(entry.value) ? entry.value : undefined;
 }
 
-function required(ctx: Ctx, key: string, example: string): never {
+export function required(ctx: Ctx, key: string, example: string): never {
   fail(CODES.configInvalid, `${ctx.where}: ${ctx.type} needs config.${key}, ${example}.`);
 }
 
@@ -145,7 +145,7 @@ function interpolations(ctx: Ctx, path: string, text: string): void {
   if (text.includes('${')) checkInterpolations(ctx.label, path, text);
 }
 
-function optionalString(ctx: Ctx, map: MapNode | undefined, key: string): string | undefined {
+export function optionalString(ctx: Ctx, map: MapNode | undefined, key: string): string | undefined {
   const node = value(map, key);
   if (!node) return undefined;
   if (node.kind !== 'scalar' || typeof node.value !== 'string') {
@@ -154,7 +154,7 @@ function optionalString(ctx: Ctx, map: MapNode | undefined, key: string): string
   return node.value;
 }
 
-function optionalBool(ctx: Ctx, map: MapNode | undefined, key: string, fallback: boolean): boolean {
+export function optionalBool(ctx: Ctx, map: MapNode | undefined, key: string, fallback: boolean): boolean {
   const node = value(map, key);
   if (!node) return fallback;
   if (node.kind !== 'scalar' || typeof node.value !== 'boolean') {
@@ -180,7 +180,7 @@ function statusCode(ctx: Ctx, map: MapNode | undefined, key: string, fallback: n
   return integer(ctx, map, key, fallback, min, max);
 }
 
-function stringList(ctx: Ctx, map: MapNode | undefined, key: string, needed: boolean, max: number): string[] {
+export function stringList(ctx: Ctx, map: MapNode | undefined, key: string, needed: boolean, max: number): string[] {
   const node = value(map, key);
   if (!node) {
     if (needed) required(ctx, key, 'a non-empty list of strings');

@@ -259,7 +259,14 @@ export function emptyHttpResults(): Record<string, Record<string, unknown>> {
     compress: { already_compressed: false, negotiated_algorithm: '' },
     verify_webhook: { verified: false, provider: '', error: error() },
     jwt_validation: { tokens: [] as unknown[], error: error() },
+    oauth: emptyLoginResults('current_provider_session_id', 'userinfo_refreshed'),
+    oidc: { ...emptyLoginResults('current_session_id', 'user_info_refreshed'), identity_token: '' },
   };
+}
+
+function emptyLoginResults(sessionField: string, refreshedField: string): Record<string, unknown> {
+  const identity = { id: '', email: '', name: '', provider_user_id: '', [sessionField]: '' };
+  return { error: { code: '', message: '' }, identity, access_token: '', refresh_token: '', expires_at: '', session_timed_out: false, session_max_duration_reached: false, [refreshedField]: false };
 }
 
 /** One activation refilled per evaluation: evaluation is synchronous, so no two use it at once. */

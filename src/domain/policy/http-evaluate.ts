@@ -30,6 +30,8 @@ import type { BreakerConfig, CircuitBreakers } from './circuit-breakers.js';
 import type { CompressionAlgorithm, PolicyValue } from './types.js';
 import { MIN_COMPRESSED_BYTES, negotiateEncoding } from './compression.js';
 import { verifyWebhook } from './webhooks.js';
+import type { LoginConfig } from '../identity/login-config.js';
+import { loginHost, type SessionCodec, type SessionLookup } from '../identity/session.js';
 import { findTokens, type JwtOutcome, type PresentedToken } from '../identity/jwt-verify.js';
 import type { JwtValidationConfig } from '../identity/jwt-config.js';
 import { PLAIN_VARIABLES } from './fast-cel.js';
@@ -66,9 +68,13 @@ export interface HttpDecision {
   compress?: CompressionAlgorithm;
   /** The circuit breakers the request passed: each is told how the agent answered (`recordAnswer`). */
   breakers: BreakerConfig[];
+  /** Set-Cookie values for whatever answers the request (an edge login session whose idle clock moved). */
+  setCookies: string[];
+  /** Set when a login action found no session: the data plane starts the login in place of `answer` (a 302 to /ngrok/login). */
+  login?: { config: LoginConfig; redirectPath: string };
   /**
    * Set when a jwt-validation action waits for its tokens' verification (asynchronous): the
-   * phase goes on from that action with `resume(outcome)`; see settleHttpRequest.
+   * phase goes on from that action with `resume(outcome)`; see settleDecision.
    */
   pending?: { config: JwtValidationConfig; tokens: PresentedToken[]; resume: (outcome: JwtOutcome) => HttpDecision };
 }
@@ -80,6 +86,8 @@ export interface HttpPolicyContext {
   readonly buckets: RateBuckets;
   /** The endpoint's circuit breakers (absent: circuit-breaker actions let everything through). */
   readonly breakers?: CircuitBreakers;
+  /** Opens edge login sessions (absent: login actions start a login on every request). */
+  readonly logins?: SessionCodec;
 }
 
 /** The agent's answer to a request that passed circuit breakers (a 5xx counts as a failure). */
@@ -228,7 +236,7 @@ class HttpEvaluation {
     private readonly requestHeaders?: string[],
   ) {
     ({ base: this.base, client: this.client } = connectionVariables(context.connection));
-    this.decision = { answer: undefined, headers, target, taken: [], logs: [], errors: [], vars, breakers: [] };
+    this.decision = { answer: undefined, headers, target, taken: [], logs: [], errors: [], vars, breakers: [], setCookies: [] };
     this.activation = new RawVariables(this) as unknown as Record<string, unknown>;
     this.cel = new CelVariables(this) as unknown as Record<string, unknown>;
   }
@@ -470,9 +478,44 @@ class HttpEvaluation {
       }
       case 'terminate-tls':
         return false; // on_tcp_connect only: validation never puts it in an HTTP phase
+      case 'openid-connect':
+      case 'oauth':
+        return this.edgeLogin(action.login);
       case 'jwt-validation':
         throw new Error('internal: jwt-validation runs from run(), which can wait');
     }
+  }
+
+  /**
+   * A login action: a valid session fills its result variables and the request goes on; none (or
+   * one past its lifetimes) ends the phase with a login to start. A CORS preflight passes when allowed.
+   */
+  private edgeLogin(login: LoginConfig): boolean {
+    const req = this.activation.req as { headers: Map<string, string[]>; method: string; host: string };
+    const results = (login.kind === 'oauth' ? this.results.oauth : this.results.oidc)!;
+    if (login.allowCorsPreflight && this.context.request.method === 'OPTIONS' && req.headers.has('access-control-request-method')) return false;
+    const secure = this.context.request.scheme === 'https';
+    const lookup: SessionLookup = this.context.logins
+      ? this.context.logins.lookup(login, loginHost(req.host), req.headers.get('cookie') ?? [], Math.floor(Number(this.context.connection.now) / 1000), secure)
+      : { ok: false, timedOut: false, maxReached: false };
+    if (!lookup.ok) {
+      Object.assign(results, { session_timed_out: lookup.timedOut, session_max_duration_reached: lookup.maxReached });
+      this.decision.login = { config: login, redirectPath: this.decision.target };
+      // what a client gets where the login cannot start at once (an upgrade, an offline test): the login page
+      const query = new URLSearchParams({ auth_id: login.key, redirect_path: this.decision.target });
+      return this.answer(302, ['Location', `/ngrok/login?${query}`, 'Cache-Control', 'no-store'], '');
+    }
+    const { session } = lookup;
+    results.identity = {
+      id: session.id,
+      email: session.email,
+      name: session.name,
+      provider_user_id: session.providerUserId,
+      [login.kind === 'oauth' ? 'current_provider_session_id' : 'current_session_id']: session.sessionId,
+    };
+    results.expires_at = new Date(lookup.expiresAt * 1000).toISOString();
+    if (lookup.renewed) this.decision.setCookies.push(lookup.renewed);
+    return false;
   }
 
   /** The request URL with `from` replaced by `to` ($1… refer to groups), or `to` when there is no `from`; undefined when `from` does not match. */

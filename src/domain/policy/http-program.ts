@@ -7,6 +7,7 @@ import type { RE2JS } from 're2js';
 import { compileRe2 } from './regex.js';
 import type { BreakerConfig } from './circuit-breakers.js';
 import type { CompressionAlgorithm, HttpAction, PolicyValue } from './types.js';
+import type { LoginConfig } from '../identity/login-config.js';
 import type { JwtValidationConfig } from '../identity/jwt-config.js';
 
 /** A config string: fixed, or literal text around compiled `${...}` expressions (the shape program.ts builds). */
@@ -25,7 +26,8 @@ export type HttpProgramAction =
   | { type: 'basic-auth'; credentials: ReadonlyArray<{ username: string; secret: Buffer }>; realm: string; enforce: boolean }
   | { type: 'verify-webhook'; provider: string; secret: StringTemplate; enforce: boolean }
   | { type: 'jwt-validation'; config: JwtValidationConfig }
-  | { type: 'rate-limit'; bucket: string; capacity: number; windowMs: number; keys: StringTemplate[] };
+  | { type: 'rate-limit'; bucket: string; capacity: number; windowMs: number; keys: StringTemplate[] }
+  | { type: 'openid-connect' | 'oauth'; login: LoginConfig };
 
 let breakerSequence = 0;
 
@@ -67,6 +69,9 @@ export function compileHttpAction(action: HttpAction, templateOf: (value: Policy
       };
     case 'verify-webhook':
       return { type: 'verify-webhook', provider: action.config.provider, secret: templateOf(action.config.secret), enforce: action.config.enforce };
+    case 'openid-connect':
+    case 'oauth':
+      return { type: action.type, login: action.config };
     case 'jwt-validation':
       return { type: 'jwt-validation', config: action.config };
     case 'rate-limit':

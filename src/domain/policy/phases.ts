@@ -36,6 +36,8 @@ export const PHASES: { readonly [P in PhaseName]: PhaseDescriptor } = {
       'deny',
       'jwt-validation',
       'log',
+      'oauth',
+      'openid-connect',
       'rate-limit',
       'redirect',
       'remove-headers',

@@ -100,13 +100,19 @@ function phaseLines(phase: string, rules: readonly ProgramRule[], decision: Http
     }
     out.push(`${title}: matched${rule.expressions.length === 0 ? ' (no expressions)' : ''}`);
     taken.forEach((action, i) => {
-      const answered = decision.answer !== undefined && action === last ? `: answered ${decision.answer.status}` : '';
+      const answered = decision.answer !== undefined && action === last ? `: answered ${decision.answer.status}${loginNote(decision)}` : '';
       out.push(`    action ${i + 1} ${action.type}${answered}`);
     });
     for (const error of errors) out.push(`    error in ${error.at}: ${error.message}`);
   }
   for (const metadata of decision.logs) out.push(`  log: ${JSON.stringify(metadata)}`);
   return out;
+}
+
+/** A login action's answer: an offline trial carries no session, so the login would start. */
+function loginNote(decision: HttpDecision): string {
+  const login = decision.login?.config;
+  return login ? ` (no login session here: the client is sent to log in with ${login.kind === 'oauth' ? 'OAuth provider' : 'OpenID provider'} ${login.provider}, then back to ${decision.login!.redirectPath})` : '';
 }
 
 function headerLines(headers: readonly string[]): string[] {

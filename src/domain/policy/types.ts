@@ -5,6 +5,7 @@ import type { JwtValidationConfig } from '../identity/jwt-config.js';
  * document (a string) into either a normalized policy or the first error found in it.
  */
 import type { EndpointKind, PhaseName } from './phases.js';
+import type { LoginConfig } from '../identity/login-config.js';
 
 /** The first problem found in a policy document; `code` is one of the ERR_NGROK_22xx codes. */
 export interface PolicyError {
@@ -64,6 +65,8 @@ export type HttpAction =
   | { type: 'basic-auth'; config: { credentials: Array<{ username: string; password: string }>; realm: string; enforce: boolean } }
   /** `secret` may interpolate; never logged nor quoted in a message. */
   | { type: 'verify-webhook'; config: { provider: string; secret: string; enforce: boolean } }
+  /** The edge login actions (IDENTITY.md §1–§2); the client secret is never logged nor quoted. */
+  | { type: 'openid-connect' | 'oauth'; config: LoginConfig }
   | { type: 'jwt-validation'; config: JwtValidationConfig }
   | {
       type: 'rate-limit';

@@ -133,7 +133,23 @@ const HTTP_ACTION_RESULTS = {
   compress: { already_compressed: 'bool', negotiated_algorithm: 'string' },
   verify_webhook: { verified: 'bool', provider: 'string', error: ERROR },
   jwt_validation: { tokens: 'list<map<string, dyn>>', error: ERROR },
+  oauth: loginResults('current_provider_session_id', 'userinfo_refreshed'),
+  oidc: { ...loginResults('current_session_id', 'user_info_refreshed'), identity_token: 'string' },
 } as const;
+
+/** The reference's result variables of oauth and openid-connect, which differ in two names. */
+function loginResults<S extends string, R extends string>(sessionField: S, refreshedField: R) {
+  return {
+    error: ERROR,
+    identity: { id: 'string', email: 'string', name: 'string', provider_user_id: 'string', [sessionField]: 'string' } as { id: 'string'; email: 'string'; name: 'string'; provider_user_id: 'string' } & { [K in S]: 'string' },
+    access_token: 'string',
+    refresh_token: 'string',
+    expires_at: 'string',
+    session_timed_out: 'bool',
+    session_max_duration_reached: 'bool',
+    [refreshedField]: 'bool',
+  } as { error: typeof ERROR; identity: { [K in 'id' | 'email' | 'name' | 'provider_user_id' | S]: 'string' }; access_token: 'string'; refresh_token: 'string'; expires_at: 'string'; session_timed_out: 'bool'; session_max_duration_reached: 'bool' } & { [K in R]: 'bool' };
+}
 
 export const HTTP_REQUEST_VARIABLES = {
   conn: CONN,

@@ -36,7 +36,6 @@ const FIELD = { as: 'field' } as const;
 const RULES = { as: 'rules' } as const;
 const TLS = { as: 'tls' } as const;
 const AGENT_SIDE = { as: 'agent-side' } as const;
-const IDENTITY = { as: 'refused', code: 301, why: 'edge login (IDENTITY.md) is not served yet' } as const;
 
 const option = (name: string, protos: readonly BindProto[], service: BindOptionService, echoed = true): BindOptionSpec => ({ name, protos, service, echoed });
 
@@ -59,9 +58,9 @@ export const BIND_OPTIONS: readonly BindOptionSpec[] = [
   option('Compression', HTTP, RULES),
   option('CircuitBreaker', HTTP, RULES),
   option('WebhookVerification', HTTP, RULES),
-  // identity-login serves these: their line becomes RULES.
-  option('OAuth', HTTP, IDENTITY),
-  option('OIDC', HTTP, IDENTITY),
+  // Edge logins (IDENTITY.md): the openid-connect / oauth action, and the allow lists as rules.
+  option('OAuth', HTTP, RULES),
+  option('OIDC', HTTP, RULES),
   option('MutualTLSCA', ['https'], TLS),
   option('MutualTLSAtEdge', ['tls'], TLS),
   option('TLSTermination', ['tls'], TLS),

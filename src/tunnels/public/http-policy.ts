@@ -19,6 +19,8 @@ import type { EndpointPool } from '../registry.js';
 import type { PublicConnection } from './connections.js';
 import { endpointOfPool, policyConnection, type PolicyMetrics } from './policy-gate.js';
 import { compressSync, type Compression } from './compress.js';
+import type { LoginConfig } from '../../domain/identity/login-config.js';
+import type { SessionCodec } from '../../domain/identity/session.js';
 import { JwtVerifier } from '../../domain/identity/jwt-verify.js';
 
 /** An answer an action made; its body already compressed (a Buffer) when compress-response said so. */
@@ -27,6 +29,8 @@ export type PolicyAnswer = Omit<HttpAnswer, 'body'> & { body: string | Buffer };
 /** The request as it goes to the agent, or the answer to send instead (the response phase has run on it). */
 export type RequestOutcome =
   | { kind: 'answer'; answer: PolicyAnswer }
+  /** A login action found no session: the login starts (edge-logins.ts). */
+  | { kind: 'login'; login: LoginConfig; redirectPath: string; /** The evaluator's 302 to /ngrok/login, where the login cannot start here. */ fallback: PolicyAnswer }
   | {
       kind: 'forward';
       headers: string[];
@@ -49,6 +53,8 @@ export class HttpPolicy {
   constructor(
     private readonly region: string,
     private readonly metrics: PolicyMetrics | undefined,
+    /** Opens edge login sessions; absent, login actions start a login on every request. */
+    private readonly logins?: SessionCodec,
   ) {}
 
   /** Runs the request phase, and the response phase on an answer it made; a promise when a jwt-validation waits for its keys. */
@@ -71,19 +77,23 @@ export class HttpPolicy {
 
   private outcome(conn: PublicConnection, program: PolicyProgram, context: HttpPolicyContext, decision: HttpDecision, taken: string[]): RequestOutcome {
     this.record(conn, decision, taken);
+    if (decision.login && decision.answer) return { kind: 'login', login: decision.login.config, redirectPath: decision.login.redirectPath, fallback: decision.answer };
     const sent = { headers: decision.headers, target: decision.target };
     const judged = program.phases.on_http_response.length > 0;
-    const respond = !judged && decision.breakers.length === 0
+    // a renewed login session goes back on whatever answers the request
+    const cookies = decision.setCookies.flatMap((cookie) => ['Set-Cookie', cookie]);
+    const respond = !judged && decision.breakers.length === 0 && cookies.length === 0
       ? undefined
-      : (status: number, answerHeaders: string[]) => {
+      : (status: number, agentHeaders: string[]) => {
           recordAnswer(context, decision, status, Date.now());
+          const answerHeaders = cookies.length === 0 ? agentHeaders : [...agentHeaders, ...cookies];
           if (!judged) return { headers: answerHeaders };
           const after = evaluateHttpResponse(program, context, sent, { status, headers: answerHeaders }, decision.vars);
           this.record(conn, after, taken);
           return after.answer ?? { headers: after.headers, compress: after.compress };
         };
     if (decision.answer) {
-      const answer = decision.answer;
+      const answer = cookies.length === 0 ? decision.answer : { ...decision.answer, headers: [...decision.answer.headers, ...cookies] };
       const final = judged ? respond!(answer.status, answer.headers) : answer;
       if ('body' in final) return { kind: 'answer', answer: final as HttpAnswer };
       const compress = (final as { compress?: Compression }).compress;
@@ -103,6 +113,7 @@ export class HttpPolicy {
       request: { method: req.method ?? 'GET', target: req.url ?? '/', version: req.httpVersion, scheme, headers, receivedAt: now, ...(body ? { body } : {}) },
       buckets,
       breakers,
+      ...(this.logins ? { logins: this.logins } : {}),
     };
   }
 

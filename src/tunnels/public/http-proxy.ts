@@ -20,6 +20,7 @@ import { answerBytes, hasHttpPhases, readBody, readsBody, withoutFraming, writeA
 import { WEBHOOK_MAX_BODY_BYTES, type PolicyProgram } from '../../domain/policy/index.js';
 import { captureExchange, type InspectionSink } from './capture.js';
 import { REPLAY_HEADER } from '../../domain/inspection/replay.js';
+import { EdgeLogins } from './edge-logins.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect']);
@@ -46,6 +47,8 @@ export interface HttpProxyOptions {
   readonly httpPolicy: HttpPolicy;
   /** The traffic inspector (CONSOLE.md §2); none: nothing is captured. */
   readonly inspection?: InspectionSink | undefined;
+  /** Edge logins (IDENTITY.md §1–§2); none: login actions answer the 302 to /ngrok/login, which is then forwarded. */
+  readonly logins?: EdgeLogins | undefined;
 }
 
 interface ConnState {
@@ -145,6 +148,11 @@ export class HttpProxy {
     const observeBody = this.capture(state, pool, req, res, actions);
     const program = httpProgram(pool.policy);
     const policed = hasHttpPhases(program);
+    // the login paths of an endpoint with a login action are burrow's, never the agent's (IDENTITY.md §1)
+    if (policed && this.options.logins && EdgeLogins.isLoginPath(req.url)) {
+      const answered = this.options.logins.answerPath(program, req, res, this.options.scheme);
+      if (answered) return answered.catch(() => void res.destroy());
+    }
     // The client's last request (Connection: close, or HTTP/1.0): the answer is the rest of the
     // stream, so it is relayed as bytes, not parsed and framed again. A chunked body keeps the
     // parsing path (Node hands it over de-chunked), and so does an endpoint with HTTP phases
@@ -185,6 +193,7 @@ export class HttpProxy {
   /** The request as the policy left it to the agent, or the answer the policy made. */
   private send(state: ConnState, pool: EndpointPool, req: http.IncomingMessage, res: http.ServerResponse, host: string, outcome: RequestOutcome, chunked: boolean, body: Buffer | undefined, observeBody: ((chunk: Buffer) => void) | undefined): void {
     if (outcome.kind === 'answer') return void writeAnswer(res, outcome.answer);
+    if (outcome.kind === 'login') return this.startLogin(req, res, outcome);
     const { headers, target, respond } = outcome;
     // as node:http's client: a POST, PUT, PATCH … without a body says so
     if (body === undefined && !chunked && req.headers['content-length'] === undefined && !BODILESS_METHODS.has(req.method!)) headers.push('Content-Length', '0');
@@ -197,6 +206,12 @@ export class HttpProxy {
       state.conn.outcome = 'too_many_pipelined';
       answerAndClose(res, 503, `Too many pipelined requests: at most ${MAX_PIPELINED} wait for an answer on one connection.\n`);
     }
+  }
+
+  /** A login action found no session: the login starts here (its provider's discovery is asynchronous), or, without edge logins, the 302 to /ngrok/login. */
+  private startLogin(req: http.IncomingMessage, res: http.ServerResponse, outcome: Extract<RequestOutcome, { kind: 'login' }>): void {
+    if (!this.options.logins) return void writeAnswer(res, outcome.fallback);
+    this.options.logins.begin(req, res, this.options.scheme, outcome.login, outcome.redirectPath).catch(() => res.destroy());
   }
 
   /**
@@ -287,6 +302,8 @@ export class HttpProxy {
 
   private upgradeTo(state: ConnState, pool: EndpointPool, req: http.IncomingMessage, socket: Duplex, head: Buffer, host: string, outcome: RequestOutcome): void {
     if (outcome.kind === 'answer') return void socket.end(answerBytes(outcome.answer));
+    // an upgrade cannot follow the login's redirects itself: it is sent to the login page
+    if (outcome.kind === 'login') return void socket.end(answerBytes(outcome.fallback));
     const { headers, target } = outcome;
     const stream = openStreamTo(this.options, state, pool);
     if (!stream) {

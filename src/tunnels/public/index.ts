@@ -13,6 +13,7 @@ import { noDelayFromSecondWrite, SOCKET_BUFFER, splice } from './splice.js';
 import { ProxyHeaderGate } from './proxy-header.js';
 import { PolicyGate, endpointOfPool, type PolicyMetrics } from './policy-gate.js';
 import { HttpPolicy } from './http-policy.js';
+import { EdgeLogins } from './edge-logins.js';
 import { TcpEndpoints } from './tcp-endpoints.js';
 import { TcpConnectionLimits, type TcpLimits } from './tcp-limits.js';
 import { TlsPort } from './tls-port.js';
@@ -53,6 +54,8 @@ export interface PublicTrafficOptions {
   readonly inspection?: InspectionSink | undefined;
   /** Forwarding to tunnels held by other instances (cluster/); none with one instance. */
   readonly remote?: RemoteOpener | undefined;
+  /** TLS_DIR's sealing secret, whose derived key seals edge login cookies (IDENTITY.md §1). */
+  readonly loginSecret?: Uint8Array | undefined;
 }
 
 /** Builds the public listeners and installs the TCP port hooks into the registry. */
@@ -60,7 +63,8 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
   const { registry, edge } = options;
   const sink = new ConnectionSink(options.logger, options.metrics);
   const gate = new PolicyGate(edge.region, options.metrics);
-  const httpPolicy = new HttpPolicy(edge.region, options.metrics);
+  const logins = options.loginSecret ? new EdgeLogins(options.loginSecret, options.logger) : undefined;
+  const httpPolicy = new HttpPolicy(edge.region, options.metrics, logins?.codec);
   const opener = new ProxyOpener(options.agents, MAX_PROXY_STREAMS_PER_AGENT, options.remote);
   const tcpLimits = new TcpConnectionLimits({ ...options.tcpLimits, busyAt: MAX_PROXY_STREAMS_PER_AGENT / 2 });
   const sockets = new Set<net.Socket>();
@@ -115,6 +119,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       sink,
       acme: options.acme,
       httpPolicy,
+      logins,
       inspection: options.inspection,
     });
     proxy.server.on('connection', track);
@@ -133,6 +138,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       gate,
       sink,
       httpPolicy,
+      logins,
       inspection: options.inspection,
     });
     const port = new TlsPort({

@@ -307,3 +307,29 @@ describe('the key sets', () => {
     assert.equal(provider.fetches, 2);
   });
 });
+
+describe('jwt-validation and a login action in one request phase', () => {
+  const LOGIN_AFTER = `
+  - actions:
+      - type: openid-connect
+        config: {issuer_url: "https://login.example", client_id: app, client_secret: app-secret}`;
+
+  test('the phase resumed after the token goes on to the login action, which ends it with the 302 to /ngrok/login', async () => {
+    const { verifier } = setup();
+    const decision = await run(program(HEADER_TOKEN, LOGIN_AFTER), request(bearer(await sign())), verifier);
+    assert.deepEqual(decision.taken.map((t) => t.type), ['jwt-validation', 'openid-connect']);
+    assert.equal(decision.pending, undefined);
+    assert.equal(decision.answer?.status, 302);
+    assert.match(header(decision.answer!.headers, 'location') ?? '', /^\/ngrok\/login\?auth_id=/);
+    assert.equal(decision.login?.config.provider, 'https://login.example');
+    assert.equal(decision.login?.redirectPath, '/api');
+  });
+
+  test('a request without its token is answered 401 before any login starts', async () => {
+    const { verifier, provider } = setup();
+    const decision = await run(program(HEADER_TOKEN, LOGIN_AFTER), request([]), verifier);
+    assert.equal(decision.answer?.status, 401);
+    assert.equal(decision.login, undefined);
+    assert.equal(provider.fetches, 0);
+  });
+});

@@ -59,7 +59,7 @@ test('the table: every name once, and the lists of the other layers are its own'
   assert.equal(new Set(names.map((n) => n.toLowerCase())).size, names.length);
   assert.deepEqual([...KNOWN_BIND_OPTIONS], names);
   assert.deepEqual([...VIEWED_BIND_OPTIONS].sort(), ['Addr', 'Domain', 'Hostname', 'IPRestriction', 'ProxyProto', 'Subdomain', 'TrafficPolicy']);
-  assert.deepEqual([...OPTIONS_AS_RULES].sort(), ['BasicAuth', 'CircuitBreaker', 'Compression', 'RequestHeaders', 'ResponseHeaders', 'UserAgentFilter', 'WebhookVerification']);
+  assert.deepEqual([...OPTIONS_AS_RULES].sort(), ['BasicAuth', 'CircuitBreaker', 'Compression', 'OAuth', 'OIDC', 'RequestHeaders', 'ResponseHeaders', 'UserAgentFilter', 'WebhookVerification']);
   assert.deepEqual([...optionsServedAs('tls')].sort(), ['MutualTLSAtEdge', 'MutualTLSCA', 'TLSTermination']);
 });
 
@@ -69,8 +69,11 @@ test('the table: who refuses what, by proto', () => {
   assert.equal(optionRefusal('TLSTermination', 'tls'), undefined);
   assert.match(optionRefusal('TLSTermination', 'https')!.why, /tls endpoints/);
   assert.equal(optionRefusal('MutualTLSAtAgent', 'tls'), undefined);
-  assert.equal(optionRefusal('OIDC', 'https')?.code, 301);
-  assert.equal(optionRefusal('OAuth', 'http')?.code, 301);
+  // edge logins: served on http and https, refused where no HTTP request is seen
+  assert.equal(optionRefusal('OIDC', 'https'), undefined);
+  assert.equal(optionRefusal('OAuth', 'http'), undefined);
+  assert.equal(optionRefusal('OIDC', 'tcp')?.code, 301);
+  assert.match(optionRefusal('OAuth', 'tls')!.why, /http and https endpoints/);
   assert.equal(optionRefusal('WebsocketTCPConverter', 'https')?.code, 301);
   assert.equal(optionRefusal('BasicAuth', 'https'), undefined);
   assert.equal(optionRefusal('BasicAuth', 'tcp')?.code, 301);

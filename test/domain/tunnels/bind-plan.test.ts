@@ -71,7 +71,7 @@ const refusals: Array<[string, Partial<BindRequestFacts>, Partial<BindingSession
   ['TLSTermination on an https bind', { proto: 'https', otherOptions: ['TLSTermination'] }, {}, 301],
   ['MutualTLSCA on a plain http bind', { proto: 'http', otherOptions: ['MutualTLSCA'] }, {}, 301],
   ['MutualTLSAtEdge on a tcp bind', { proto: 'tcp', otherOptions: ['MutualTLSAtEdge'] }, {}, 301],
-  ['OAuth (refused by name until edge login is served)', { otherOptions: ['OAuth'] }, {}, 301],
+  ['OAuth on a tcp bind (edge logins see HTTP requests only)', { proto: 'tcp', otherOptions: ['OAuth'] }, {}, 301],
   ['an IP policy reference', { ipPolicyRef: 'ipp_1' }, {}, 301],
   ['an internal binding', { bindings: ['internal'] }, {}, 301],
   ['an invalid hostname', { hostname: 'localhost' }, {}, 326],
@@ -96,7 +96,7 @@ test('bind plan: a protocol whose listener is off is refused with no code', () =
 
 test('bind plan: refusals come in the order of the rules (the limit before the ACL, the target before the policy)', () => {
   assert.equal(refusalOf(plan({ hostname: 'x.other.com' }, { tunnelCount: 3, acl: ['bind:a.example.com'] })).code, 324);
-  assert.equal(refusalOf(plan({ hostname: 'x.other.com', otherOptions: ['OAuth'] }, { acl: ['bind:a.example.com'] })).code, 301);
+  assert.equal(refusalOf(plan({ hostname: 'x.other.com', otherOptions: ['WebsocketTCPConverter'] }, { acl: ['bind:a.example.com'] })).code, 301);
   assert.equal(refusalOf(plan({ hostname: 'x.other.com', trafficPolicy: '{"on_tcp_connect": 1}' }, { acl: ['bind:a.example.com'] })).code, 316);
   // no limit when it is 0
   accepted(planBind(request(), session({ tunnelCount: 99 }), { ...rules, maxEndpointsPerSession: 0 }, false, NOW));

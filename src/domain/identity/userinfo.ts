@@ -1,0 +1,70 @@
+/**
+ * Who logged in: from an OpenID Connect ID token (and its user-info endpoint when the token has no
+ * email), or from an OAuth provider's user-info answer read as that provider's is (GitHub: /user,
+ * and /user/emails when the email is private).
+ */
+import { createHash } from 'node:crypto';
+import type { LoginConfig } from './login-config.js';
+import type { OAuthProvider } from './oauth-providers.js';
+import { jsonObject, ProviderUnavailable, type ProviderFetch } from './provider-fetch.js';
+import type { EdgeIdentity } from './session.js';
+
+export interface DiscoveryDocument {
+  readonly issuer: string;
+  readonly authorization_endpoint: string;
+  readonly token_endpoint: string;
+  readonly jwks_uri: string;
+  readonly userinfo_endpoint?: string;
+  readonly token_endpoint_auth_methods_supported?: readonly string[];
+}
+
+export async function oidcIdentity(fetch: ProviderFetch, login: LoginConfig, claims: Record<string, unknown>, discovery: DiscoveryDocument, accessToken: string | undefined, deadline: number): Promise<EdgeIdentity> {
+  let merged = claims;
+  if (typeof claims.email !== 'string' && discovery.userinfo_endpoint && accessToken) {
+    const info = await userinfo(fetch, discovery.userinfo_endpoint, accessToken, deadline);
+    // OpenID Connect Core §5.3.2: user-info about another subject is not used.
+    if (info.sub === claims.sub) merged = { ...info, ...claims };
+  }
+  return identityOf(login, String(claims.sub), merged);
+}
+
+export async function fetchIdentity(fetch: ProviderFetch, login: LoginConfig, provider: OAuthProvider, accessToken: string, deadline: number): Promise<EdgeIdentity> {
+  const info = await userinfo(fetch, provider.userinfo_url, accessToken, deadline);
+  const id = info.sub ?? info.id;
+  if ((typeof id !== 'string' && typeof id !== 'number') || String(id) === '') throw new ProviderUnavailable('its user-info answer names no user (sub or id)');
+  let email = typeof info.email === 'string' ? info.email : undefined;
+  if (email === undefined && provider.reader === 'github') email = await githubPrimaryEmail(fetch, provider.userinfo_url, accessToken, deadline);
+  return identityOf(login, String(id), { ...info, email });
+}
+
+function identityOf(login: LoginConfig, subject: string, claims: Record<string, unknown>): EdgeIdentity {
+  const text = (key: string) => (typeof claims[key] === 'string' ? (claims[key] as string) : '');
+  const email = text('email');
+  return {
+    id: `idn_${createHash('sha256').update(`${login.kind}\n${login.provider}\n${subject}`).digest('hex').slice(0, 27)}`,
+    email,
+    name: text('name') || text('preferred_username') || text('login') || text('username') || email,
+    providerUserId: subject,
+  };
+}
+
+async function userinfo(fetch: ProviderFetch, url: string, accessToken: string, deadline: number): Promise<Record<string, unknown>> {
+  const answer = await fetch(url, { headers: { authorization: `Bearer ${accessToken}` }, deadline });
+  if (answer.status !== 200) throw new ProviderUnavailable(`its user-info endpoint answered HTTP ${answer.status}`);
+  return jsonObject(answer, 'user-info');
+}
+
+/** GitHub's /user/emails: the primary, verified address. */
+async function githubPrimaryEmail(fetch: ProviderFetch, userUrl: string, accessToken: string, deadline: number): Promise<string | undefined> {
+  const answer = await fetch(`${userUrl.replace(/\/+$/, '')}/emails`, { headers: { authorization: `Bearer ${accessToken}` }, deadline });
+  if (answer.status !== 200) return undefined;
+  let list: unknown;
+  try {
+    list = JSON.parse(answer.body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(list)) return undefined;
+  const primary = list.find((entry) => typeof entry === 'object' && entry !== null && entry.primary === true && entry.verified === true && typeof entry.email === 'string');
+  return primary ? (primary.email as string) : undefined;
+}

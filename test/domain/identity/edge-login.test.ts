@@ -1,0 +1,261 @@
+// IDENTITY.md §1–§2: the login actions' configuration, OAUTH_PROVIDERS_FILE, the OIDC/OAuth
+// options as rules, the sealed session cookie as the evaluator reads it, and the login flow's
+// refusals against a provider the test fakes.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { compilePolicy, evaluateHttpRequest, optionsDocument, RateBuckets, type HttpPolicyContext, type PolicyConnection } from '../../../src/domain/policy/index.js';
+import { parseOAuthProviders, useOAuthProviders } from '../../../src/domain/identity/oauth-providers.js';
+import { SessionCodec, sessionCookieName, type EdgeSession } from '../../../src/domain/identity/session.js';
+import { EdgeLoginFlow } from '../../../src/domain/identity/login-flow.js';
+import type { LoginConfig } from '../../../src/domain/identity/login-config.js';
+import { ProviderUnavailable, type ProviderFetch } from '../../../src/domain/identity/provider-fetch.js';
+import { ConfigError, loadConfig } from '../../../src/config.js';
+
+const SECRET = 'cl1ent-s3cret-value';
+const OIDC = `on_http_request:
+  - actions:
+      - type: openid-connect
+        config: {issuer_url: "https://id.example.com", client_id: app, client_secret: ${SECRET}}
+  - expressions: ["actions.ngrok.oidc.identity.email == 'ann@example.com'"]
+    actions:
+      - type: add-headers
+        config: {headers: {x-user: "\${actions.ngrok.oidc.identity.name}"}}
+`;
+
+function compile(document: string) {
+  return compilePolicy(document, { endpoint: 'https', subject: 'endpoint' });
+}
+
+function refusal(document: string): { code: string; message: string } {
+  const compiled = compile(document);
+  assert.ok(!compiled.ok, 'the policy should be refused');
+  assert.ok(!compiled.error.message.includes(SECRET), 'a message never quotes the client secret');
+  return compiled.error;
+}
+
+function login(config: string): string {
+  return `on_http_request:\n  - actions:\n      - type: openid-connect\n        config: ${config}\n`;
+}
+
+describe('openid-connect and oauth configuration', () => {
+  test('a complete action compiles, and its result variables type-check in later rules', () => {
+    const compiled = compile(OIDC);
+    assert.ok(compiled.ok, compiled.ok ? '' : compiled.error.message);
+  });
+
+  const cases: Array<[string, string, RegExp]> = [
+    ['no issuer_url', '{client_id: a, client_secret: b}', /needs config\.issuer_url/],
+    ['no client_id', '{issuer_url: "https://id.example.com", client_secret: b}', /needs config\.client_id: burrow has no managed/],
+    ['no client_secret', '{issuer_url: "https://id.example.com", client_id: a}', /needs config\.client_secret: burrow has no managed/],
+    ['an http issuer off loopback', '{issuer_url: "http://id.example.com", client_id: a, client_secret: b}', /must be an https:\/\/ URL/],
+    ['an interpolated secret', `{issuer_url: "https://id.example.com", client_id: a, client_secret: "\${vars.s}${SECRET}"}`, /cannot interpolate/],
+    ['userinfo_refresh_interval', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, userinfo_refresh_interval: 1h}`, /not served/],
+    ['auth_cookie_domain', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, auth_cookie_domain: example.com}`, /not served/],
+    ['a bad duration', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, max_session_duration: soon}`, /must be a duration/],
+    ['a reserved authz param', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, authz_url_params: {state: x}}`, /set by burrow itself/],
+    ['an unknown key', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, colour: red}`, /unknown key "colour"/],
+  ];
+  for (const [name, config, message] of cases) {
+    test(`refused: ${name}`, () => assert.match(refusal(login(config)).message, message));
+  }
+
+  test('oauth needs a known provider and its own app', () => {
+    assert.match(refusal('on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: myspace, client_id: a, client_secret: b}\n').message, /not a provider burrow knows; use one of google, github/);
+    assert.match(refusal('on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: google}\n').message, /no managed OAuth apps/);
+    assert.ok(compile(`on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: github, client_id: a, client_secret: ${SECRET}}\n`).ok);
+  });
+});
+
+describe('OAUTH_PROVIDERS_FILE', () => {
+  const good = { corp: { authorize_url: 'https://sso.corp.example/authorize', token_url: 'https://sso.corp.example/token', userinfo_url: 'https://sso.corp.example/me' } };
+
+  test('adds providers and overrides a built-in one, keeping its way of reading the user', () => {
+    const parsed = parseOAuthProviders(JSON.stringify({ ...good, GitHub: { authorize_url: 'https://ghe.example/login/oauth/authorize', token_url: 'https://ghe.example/login/oauth/access_token', userinfo_url: 'https://ghe.example/api/v3/user' } }));
+    assert.deepEqual(parsed.map((p) => [p.name, p.reader]), [['corp', 'standard'], ['github', 'github']]);
+    useOAuthProviders(parsed);
+    try {
+      assert.ok(compile('on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: corp, client_id: a, client_secret: b}\n').ok);
+    } finally {
+      useOAuthProviders([]);
+    }
+    assert.ok(!compile('on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: corp, client_id: a, client_secret: b}\n').ok);
+  });
+
+  const bad: Array<[string, string, RegExp]> = [
+    ['not JSON', '{corp:', /is not JSON/],
+    ['a list', '[]', /must be a JSON object/],
+    ['a missing URL', JSON.stringify({ corp: { authorize_url: 'https://a.example/x', token_url: 'https://a.example/t' } }), /"corp" needs userinfo_url/],
+    ['plain http off loopback', JSON.stringify({ corp: { ...good.corp, token_url: 'http://sso.corp.example/token' } }), /"corp"\.token_url must be an https:\/\/ URL/],
+    ['an unknown field', JSON.stringify({ corp: { ...good.corp, logo: 'x' } }), /unknown field "logo"/],
+    ['a bad name', JSON.stringify({ 'my provider': good.corp }), /names a provider "my provider"/],
+  ];
+  for (const [name, text, message] of bad) {
+    test(`refused at start: ${name}`, () => {
+      const dir = mkdtempSync(join(tmpdir(), 'burrow-oauth-'));
+      writeFileSync(join(dir, 'providers.json'), text);
+      assert.throws(() => loadConfig({}, { OAUTH_PROVIDERS_FILE: join(dir, 'providers.json') }), (error: Error) => error instanceof ConfigError && /OAUTH_PROVIDERS_FILE/.test(error.message) && message.test(error.message));
+    });
+  }
+
+  test('a file that cannot be read is refused at start', () => {
+    assert.throws(() => loadConfig({}, { OAUTH_PROVIDERS_FILE: '/nonexistent/providers.json' }), /OAUTH_PROVIDERS_FILE cannot be read \(ENOENT/);
+  });
+});
+
+describe('OIDC and OAuth agent options', () => {
+  test('become the login action, the allow lists and the identity headers', () => {
+    const options = optionsDocument({ OIDC: { issuer_url: 'https://id.example.com', client_id: 'app', client_secret: SECRET, allow_emails: ['Ann@Example.com'], allow_domains: ['corp.example'] } });
+    assert.ok(options.ok && options.document);
+    const compiled = compile(options.document);
+    assert.ok(compiled.ok, compiled.ok ? '' : compiled.error.message);
+    assert.deepEqual(compiled.program.phases.on_http_request.map((rule) => rule.actions[0]!.type), ['openid-connect', 'custom-response', 'remove-headers', 'add-headers']);
+  });
+
+  test('without client credentials are refused with the reason', () => {
+    const refused = optionsDocument({ OAuth: { provider: 'google' } });
+    assert.ok(!refused.ok);
+    assert.match(refused.message, /needs client_id and client_secret: burrow has no managed apps/);
+    const sealed = optionsDocument({ OAuth: { provider: 'google', client_id: 'a', sealed_client_secret: 'AAAA' } });
+    assert.ok(!sealed.ok);
+    assert.match(sealed.message, /sealed client secrets are not served/);
+  });
+});
+
+const NOW = Date.parse('2026-03-04T05:06:07Z');
+const CONNECTION: PolicyConnection = {
+  clientIp: '203.0.113.7',
+  clientPort: 50123,
+  serverIp: '10.0.0.1',
+  serverPort: 443,
+  region: 'eu',
+  startedAt: NOW - 1000,
+  endpoint: { url: 'https://app.example.com', addr: 'app.example.com:443', host: 'app.example.com', id: 'ep_1', protocol: 'https', port: 443 },
+  now: NOW,
+};
+const codec = new SessionCodec(Buffer.alloc(32, 7));
+
+function loginOf(document: string): LoginConfig {
+  const compiled = compile(document);
+  assert.ok(compiled.ok);
+  const action = compiled.program.phases.on_http_request[0]!.actions[0]!;
+  assert.ok(action.type === 'openid-connect' || action.type === 'oauth');
+  return action.login;
+}
+
+function evaluate(cookie: string | undefined, host = 'app.example.com') {
+  const compiled = compile(OIDC);
+  assert.ok(compiled.ok);
+  const context: HttpPolicyContext = {
+    connection: CONNECTION,
+    request: { method: 'GET', target: '/inbox?x=1', version: '1.1', scheme: 'https', headers: ['Host', host, ...(cookie ? ['Cookie', cookie] : [])], receivedAt: NOW },
+    buckets: new RateBuckets(),
+    logins: codec,
+  };
+  return evaluateHttpRequest(compiled.program, context);
+}
+
+function session(ageSeconds: number, idleSeconds: number): EdgeSession {
+  const now = Math.floor(NOW / 1000);
+  return { id: 'idn_1', email: 'ann@example.com', name: 'Ann', providerUserId: 'sub-1', sessionId: 's1', createdAt: now - ageSeconds, activeAt: now - idleSeconds };
+}
+
+describe('the session cookie in the request phase', () => {
+  const action = loginOf(OIDC);
+  const cookie = (s: EdgeSession, host = 'app.example.com') => `${sessionCookieName(action)}=${codec.sealSession(host, action, s)}`;
+
+  test('no cookie: the phase ends with a login back to the same path', () => {
+    const decision = evaluate(undefined);
+    assert.equal(decision.login?.redirectPath, '/inbox?x=1');
+    // where the login cannot start at once (an upgrade, `burrow policy test`), the answer is the login page
+    assert.equal(decision.answer?.status, 302);
+    assert.equal(decision.answer?.headers[1], `/ngrok/login?auth_id=${decision.login.config.key}&redirect_path=%2Finbox%3Fx%3D1`);
+  });
+
+  test('a valid session: identity variables for later rules, and the request goes on', () => {
+    const decision = evaluate(`theme=dark; ${cookie(session(10, 10))}`);
+    assert.equal(decision.login, undefined);
+    const index = decision.headers.findIndex((h) => h.toLowerCase() === 'x-user');
+    assert.equal(decision.headers[index + 1], 'Ann');
+    assert.deepEqual(decision.setCookies, [], 'a session used within the minute is not re-sent');
+  });
+
+  test('allow_cors_preflight lets a CORS preflight through without a session, and only when set', () => {
+    const preflight = (allow: boolean) => {
+      const compiled = compile(login(`{issuer_url: "https://id.example.com", client_id: app, client_secret: s, allow_cors_preflight: ${allow}}`));
+      assert.ok(compiled.ok);
+      const request = { method: 'OPTIONS', target: '/api', version: '1.1', scheme: 'https' as const, headers: ['Host', 'app.example.com', 'Access-Control-Request-Method', 'POST'], receivedAt: NOW };
+      return evaluateHttpRequest(compiled.program, { connection: CONNECTION, request, buckets: new RateBuckets(), logins: codec });
+    };
+    assert.equal(preflight(true).login, undefined);
+    assert.ok(preflight(false).login);
+  });
+
+  test('an idle clock older than a minute is moved with a renewed cookie', () => {
+    const decision = evaluate(cookie(session(3600, 120)));
+    assert.equal(decision.login, undefined);
+    assert.equal(decision.setCookies.length, 1);
+    assert.match(decision.setCookies[0]!, /^ngrok_session_oidc-[0-9a-f]{16}=v1\..*; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax; Secure$/);
+  });
+
+  test('tampered, other-host, idle and too-old sessions all need a new login', () => {
+    const good = cookie(session(10, 10));
+    const tampered = good.slice(0, -3) + (good.endsWith('A') ? 'BBB' : 'AAA');
+    assert.ok(evaluate(tampered).login);
+    assert.ok(evaluate(cookie(session(10, 10), 'other.example.com')).login, 'a cookie sealed for another host does not open');
+    const idle = evaluate(cookie(session(90_000, 90_000)));
+    assert.ok(idle.login);
+    const tooOld = evaluate(cookie(session(8 * 86400, 10)));
+    assert.ok(tooOld.login);
+  });
+});
+
+describe('the login flow', () => {
+  const action = loginOf(login(`{issuer_url: "https://id.example.com", client_id: app, client_secret: ${SECRET}}`));
+  const endpoint = { host: 'app.example.com', origin: 'https://app.example.com', secure: true };
+  const discovery: ProviderFetch = async (url) => {
+    if (url.endsWith('/.well-known/openid-configuration')) {
+      const doc = { issuer: 'https://id.example.com', authorization_endpoint: 'https://id.example.com/auth', token_endpoint: 'https://id.example.com/token', jwks_uri: 'https://id.example.com/jwks' };
+      return { status: 200, headers: {}, body: Buffer.from(JSON.stringify(doc)) };
+    }
+    throw new ProviderUnavailable('id.example.com: ECONNREFUSED');
+  };
+
+  test('begin: a redirect with PKCE (S256), state and nonce, and a sealed login cookie', async () => {
+    const answer = await new EdgeLoginFlow(codec, discovery).begin(action, endpoint, '/inbox', false);
+    assert.equal(answer.status, 302);
+    const location = new URL(answer.headers[answer.headers.indexOf('Location') + 1]!);
+    assert.equal(location.origin + location.pathname, 'https://id.example.com/auth');
+    assert.equal(location.searchParams.get('redirect_uri'), 'https://app.example.com/ngrok/callback');
+    assert.equal(location.searchParams.get('code_challenge_method'), 'S256');
+    assert.equal(location.searchParams.get('scope'), 'openid profile email');
+    assert.ok(location.searchParams.get('state') && location.searchParams.get('nonce'));
+    assert.equal(location.searchParams.get('prompt'), null, 'only an explicit /ngrok/login forces a new authentication');
+    assert.ok(!answer.headers.join('\n').includes(SECRET));
+  });
+
+  test('callback: a forged state is refused 403; a token endpoint that is down is a 502 naming the provider', async () => {
+    const flow = new EdgeLoginFlow(codec, discovery);
+    const begun = await flow.begin(action, endpoint, '/inbox', false);
+    const cookie = begun.headers[begun.headers.indexOf('Set-Cookie') + 1]!.split(';')[0]!;
+    const state = new URL(begun.headers[begun.headers.indexOf('Location') + 1]!).searchParams.get('state')!;
+    const forged = await flow.callback([action], endpoint, new URLSearchParams({ state: 'forged', code: 'c' }), [cookie]);
+    assert.equal(forged.status, 403);
+    const down = await flow.callback([action], endpoint, new URLSearchParams({ state, code: 'c' }), [cookie]);
+    assert.equal(down.status, 502);
+    assert.match(down.body, /id\.example\.com could not be reached/);
+    assert.equal(down.problem?.provider, 'id.example.com');
+    const replayed = await flow.callback([action], endpoint, new URLSearchParams({ state, code: 'c' }), [cookie]);
+    assert.equal(replayed.status, 403);
+    assert.match(replayed.body, /already used/);
+  });
+
+  test('logout clears the session cookie and goes to redirect_path on this host only', () => {
+    const flow = new EdgeLoginFlow(codec, discovery);
+    const answer = flow.logout(action, endpoint, '//evil.example/');
+    assert.equal(answer.headers[answer.headers.indexOf('Location') + 1], '/');
+    assert.match(answer.headers[answer.headers.indexOf('Set-Cookie') + 1]!, /^ngrok_session_oidc-[0-9a-f]+=; Path=\/; Max-Age=0; HttpOnly; SameSite=Lax; Secure$/);
+  });
+});

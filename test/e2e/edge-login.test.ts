@@ -1,0 +1,282 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import { spawnSync } from 'node:child_process';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type ngrok from '@ngrok/ngrok';
+import { connectAgent, createToken, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
+import { cleanupProcesses } from '../helpers/server-process.js';
+import { freeLoopbackPort, LoginBrowser, startOidcProvider, type TestProvider } from '../helpers/login-browser.js';
+import { onSqlitePassOnly } from '../helpers/stores.js';
+
+/**
+ * Logins at the edge (IDENTITY.md §1–§2) end to end: a real `burrow serve`, the official SDK as
+ * the agent, a real OpenID provider (oidc-provider) and a small OAuth 2.0 server of the test's
+ * own named in OAUTH_PROVIDERS_FILE, driven by plain HTTP: redirects followed, the provider's
+ * login and consent forms posted. The local server answers with the headers that reached it.
+ */
+
+const CLIENT = { id: 'burrow-app', secret: 'app-secret-never-logged' };
+let server: TrafficServer;
+let session: ngrok.Session;
+let token: string;
+let provider: TestProvider;
+let oauthServer: http.Server;
+let local: http.Server;
+let hanging: net.Server;
+let untrusted: https.Server;
+const held: net.Socket[] = [];
+const listeners: ngrok.Listener[] = [];
+const reached: Array<{ url: string; headers: http.IncomingHttpHeaders }> = [];
+
+const host = (name: string) => `${name}.burrow.localhost`;
+const url = (name: string, path: string) => `http://${host(name)}:${server.httpPort}${path}`;
+const isCallbackOf = (name: string) => (next: string) => next.startsWith(url(name, '/ngrok/callback'));
+
+// the store plays no part in a login
+describe('edge logins', { skip: onSqlitePassOnly }, () => {
+  before(async () => {
+    const oauthPort = await freeLoopbackPort();
+    oauthServer = startOAuthServer(oauthPort);
+    const dir = mkdtempSync(join(tmpdir(), 'burrow-oauth-'));
+    const base = `http://127.0.0.1:${oauthPort}`;
+    // overriding github keeps GitHub's reading of the user: /user, then /user/emails for a private email
+    writeFileSync(join(dir, 'providers.json'), JSON.stringify({ github: { authorize_url: `${base}/login/oauth/authorize`, token_url: `${base}/login/oauth/access_token`, userinfo_url: `${base}/user` } }));
+    server = await startDataPlane({ env: { OAUTH_PROVIDERS_FILE: join(dir, 'providers.json') } });
+    const names = ['app', 'sdk', 'down', 'hangs', 'gh'];
+    provider = await startOidcProvider({ ...CLIENT, redirectUris: names.map((name) => url(name, '/ngrok/callback')) });
+    token = await createToken(server);
+    session = await connectAgent(server, token);
+    local = http.createServer((req, res) => {
+      reached.push({ url: req.url!, headers: req.headers });
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ url: req.url, headers: req.headers }));
+    });
+    await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
+    const policy = `
+  on_http_request:
+    - actions:
+        - type: openid-connect
+          config: {issuer_url: "${provider.issuer}", client_id: ${CLIENT.id}, client_secret: ${CLIENT.secret}}
+    - actions:
+        - type: add-headers
+          config: {headers: {x-user-email: "\${actions.ngrok.oidc.identity.email}", x-user-name: "\${actions.ngrok.oidc.identity.name}"}}
+  `;
+    await bind('app', (b) => b.policy(policy));
+    await bind('sdk', (b) => b.oidc(provider.issuer, CLIENT.id, CLIENT.secret, ['ann@example.com']));
+    // a provider that takes connections and never answers
+    hanging = net.createServer((socket) => held.push(socket));
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const closedPort = await freeLoopbackPort();
+    await bind('down', (b) => b.policy(oidcPolicy(`http://127.0.0.1:${closedPort}`)));
+    await bind('hangs', (b) => b.policy(oidcPolicy(`http://127.0.0.1:${(hanging.address() as net.AddressInfo).port}`)));
+    // an HTTPS provider whose self-signed certificate burrow has no reason to trust
+    untrusted = selfSignedHttps(dir);
+    await new Promise<void>((resolve) => untrusted.listen(0, '127.0.0.1', resolve));
+    await bind('untrusted', (b) => b.policy(oidcPolicy(`https://127.0.0.1:${(untrusted.address() as net.AddressInfo).port}`)));
+    await bind('gh', (b) => b.oauth('github', ['octo@example.com'], undefined, undefined, 'gh-client', 'gh-secret'));
+  });
+
+  after(async () => {
+    for (const listener of listeners) await listener.close().catch(() => {});
+    await session?.close().catch(() => {});
+    await provider?.close();
+    oauthServer?.closeAllConnections();
+    oauthServer?.close();
+    local?.close();
+    for (const socket of held) socket.destroy();
+    hanging?.close();
+    untrusted?.close();
+    await cleanupProcesses();
+  });
+
+  function oidcPolicy(issuer: string): string {
+    return `on_http_request:\n  - actions:\n      - type: openid-connect\n        config: {issuer_url: "${issuer}", client_id: ${CLIENT.id}, client_secret: ${CLIENT.secret}}\n`;
+  }
+
+  async function bind(name: string, configure: (builder: ngrok.HttpListenerBuilder) => ngrok.HttpListenerBuilder): Promise<void> {
+    const builder = configure(session.httpEndpoint().domain(host(name)).scheme('HTTP'));
+    const address = local.address() as net.AddressInfo;
+    listeners.push(await builder.listenAndForward(`http://127.0.0.1:${address.port}`));
+  }
+
+  function json(body: string): { url: string; headers: Record<string, string> } {
+    return JSON.parse(body) as { url: string; headers: Record<string, string> };
+  }
+
+  describe('openid-connect action', () => {
+    test('a login through the provider reaches the agent with the identity; the cookie is sealed, HttpOnly and host-only', async () => {
+      const browser = new LoginBrowser('ann');
+      const first = await browser.request(url('app', '/inbox?folder=1'));
+      assert.equal(first.status, 302);
+      assert.ok(first.headers.location!.startsWith(`${provider.issuer}/auth?`), 'an unauthenticated request is sent to the provider');
+      const page = await browser.browse(url('app', '/inbox?folder=1'));
+      assert.equal(page.status, 200, page.body);
+      const seen = json(page.body);
+      assert.equal(seen.url, '/inbox?folder=1', 'back to the page asked for');
+      assert.equal(seen.headers['x-user-email'], 'ann@example.com');
+      assert.equal(seen.headers['x-user-name'], 'ANN');
+      assert.ok(!reached.some((r) => r.url.startsWith('/ngrok/')), 'the login paths never reach the agent');
+      const callback = page.visited.find((v) => v.includes('/ngrok/callback'))!;
+      const set = await new LoginBrowser('ann').request(callback);
+      assert.equal(set.status, 403, 'the callback without the login cookie is refused');
+    });
+
+    test('forged state, replayed callback and a tampered cookie never reach the agent', async () => {
+      const browser = new LoginBrowser('ann');
+      const stopped = await browser.browse(url('app', '/'), isCallbackOf('app'));
+      const callback = stopped.visited.at(-1)!;
+      const forged = new URL(callback);
+      forged.searchParams.set('state', 'forged-state');
+      const before = reached.length;
+      assert.equal((await browser.request(forged.toString())).status, 403);
+      const loginCookies = [...browser.jar.get(`${host('app')}:${server.httpPort}`)!.entries()];
+      const done = await browser.request(callback);
+      assert.equal(done.status, 302);
+      // the same callback again, with the login cookie it came with
+      const replayer = new LoginBrowser('mallory');
+      for (const [name, value] of loginCookies) replayer.setCookie(`${host('app')}:${server.httpPort}`, name, value);
+      const replayed = await replayer.request(callback);
+      assert.equal(replayed.status, 403);
+      assert.match(replayed.body, /already used/);
+      const sessionName = [...browser.jar.get(`${host('app')}:${server.httpPort}`)!.keys()].find((n) => n.startsWith('ngrok_session_'))!;
+      const value = browser.cookie(`${host('app')}:${server.httpPort}`, sessionName)!;
+      browser.setCookie(`${host('app')}:${server.httpPort}`, sessionName, value.slice(0, -4) + (value.endsWith('AAAA') ? 'BBBB' : 'AAAA'));
+      const tampered = await browser.request(url('app', '/'));
+      assert.equal(tampered.status, 302, 'a tampered session is a new login');
+      assert.equal(reached.length, before, 'the agent saw none of these');
+    });
+
+    test('a WebSocket upgrade without a session is sent to /ngrok/login, not to the agent', async () => {
+      const before = reached.length;
+      const status = await new Promise<{ status: number; location: string | undefined }>((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port: server.httpPort, path: '/socket', headers: { host: `${host('app')}:${server.httpPort}`, connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' }, agent: false });
+        req.once('response', (res) => {
+          res.resume();
+          resolve({ status: res.statusCode!, location: res.headers.location });
+        });
+        req.once('upgrade', () => reject(new Error('upgraded without a login')));
+        req.once('error', reject);
+        req.end();
+      });
+      assert.equal(status.status, 302);
+      assert.match(status.location ?? '', /^\/ngrok\/login\?auth_id=oidc-[0-9a-f]{16}&redirect_path=%2Fsocket$/);
+      assert.equal(reached.length, before);
+    });
+
+    test('logout clears the session; the next request needs a login again', async () => {
+      const browser = new LoginBrowser('ann');
+      assert.equal((await browser.browse(url('app', '/'))).status, 200);
+      assert.equal((await browser.request(url('app', '/'))).status, 200);
+      const out = await browser.request(url('app', '/ngrok/logout'));
+      assert.equal(out.status, 200);
+      assert.match(out.body, /logged out/);
+      assert.match(String(out.headers['set-cookie']), /ngrok_session_[^=]+=; Path=\/; Max-Age=0; HttpOnly; SameSite=Lax/);
+      assert.equal((await browser.request(url('app', '/'))).status, 302);
+    });
+
+    test('a provider that is down, hangs, or shows an untrusted certificate gives a 502 page naming it within 5 s', async () => {
+      for (const name of ['down', 'hangs', 'untrusted']) {
+        const started = Date.now();
+        const page = await new LoginBrowser('ann').request(url(name, '/'));
+        const elapsed = Date.now() - started;
+        assert.equal(page.status, 502, `${name}: ${page.body}`);
+        assert.match(page.body, /identity provider 127\.0\.0\.1:\d+ could not be reached/);
+        assert.ok(elapsed < 5000, `${name} answered in ${elapsed} ms`);
+      }
+      const tls = /"host":"untrusted[^\n]*"reason":"127\.0\.0\.1:\d+: ([A-Z_]+)"/;
+      // the log line may trail the page by a moment
+      for (let i = 0; i < 40 && !tls.test(server.stdout.join('\n')); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      const log = [...server.stdout, ...server.stderr].join('\n');
+      assert.match(log, /edge login failed/);
+      assert.match(tls.exec(log)?.[1] ?? 'no log line', /^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|ERR_TLS_CERT_ALTNAME_INVALID|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)$/, 'TLS is verified');
+      assert.ok(!log.includes(CLIENT.secret), 'the client secret is never logged');
+    });
+  });
+
+  describe('OIDC option (the SDK\'s .oidc())', () => {
+    test('a user in allow_emails reaches the agent with ngrok-auth-user-* headers; another one is refused 403', async () => {
+      const ann = await new LoginBrowser('ann').browse(url('sdk', '/'));
+      assert.equal(ann.status, 200, ann.body);
+      assert.equal(json(ann.body).headers['ngrok-auth-user-email'], 'ann@example.com');
+      const before = reached.length;
+      const bob = await new LoginBrowser('bob').browse(url('sdk', '/'));
+      assert.equal(bob.status, 403);
+      assert.match(bob.body, /bob@example\.com is not allowed/);
+      assert.equal(reached.length, before);
+    });
+
+    test('a bind without client credentials is refused with the reason', async () => {
+      const builder = session.httpEndpoint().domain(host('nocreds')).scheme('HTTP').oauth('google');
+      await assert.rejects(builder.listen(), /no managed apps/);
+    });
+  });
+
+  describe('oauth action with a provider from OAUTH_PROVIDERS_FILE', () => {
+    test('GitHub-style login: code exchange with PKCE, /user then /user/emails for the private email', async () => {
+      const page = await new LoginBrowser('octo').browse(url('gh', '/repo'));
+      assert.equal(page.status, 200, page.body);
+      const seen = json(page.body);
+      assert.equal(seen.headers['ngrok-auth-user-email'], 'octo@example.com');
+      assert.equal(seen.headers['ngrok-auth-user-id'], '42');
+      assert.equal(seen.headers['ngrok-auth-user-name'], 'Octo Cat');
+    });
+  });
+});
+
+/** A small OAuth 2.0 server: authorizes at once, checks the client and PKCE at the token endpoint, keeps the email private. */
+function startOAuthServer(port: number): http.Server {
+  const codes = new Map<string, { challenge: string; redirect: string }>();
+  const server = http.createServer((req, res) => {
+    const target = new URL(req.url!, 'http://x');
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (target.pathname === '/login/oauth/authorize') {
+      const code = `code-${codes.size + 1}`;
+      codes.set(code, { challenge: target.searchParams.get('code_challenge') ?? '', redirect: target.searchParams.get('redirect_uri') ?? '' });
+      const back = new URL(target.searchParams.get('redirect_uri')!);
+      back.searchParams.set('code', code);
+      back.searchParams.set('state', target.searchParams.get('state') ?? '');
+      res.writeHead(302, { location: back.toString() });
+      return res.end();
+    }
+    if (target.pathname === '/login/oauth/access_token') {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c));
+      req.on('end', () => {
+        const form = new URLSearchParams(body);
+        const issued = codes.get(form.get('code') ?? '');
+        codes.delete(form.get('code') ?? '');
+        const pkce = createHash('sha256').update(form.get('code_verifier') ?? '').digest('base64url');
+        if (!issued || form.get('client_id') !== 'gh-client' || form.get('client_secret') !== 'gh-secret' || pkce !== issued.challenge || form.get('redirect_uri') !== issued.redirect) {
+          return send(200, { error: 'bad_verification_code' });
+        }
+        send(200, { access_token: 'gh-access-token', token_type: 'bearer' });
+      });
+      return;
+    }
+    if (req.headers.authorization !== 'Bearer gh-access-token') return send(401, { message: 'Bad credentials' });
+    if (target.pathname === '/user') return send(200, { id: 42, login: 'octo', name: 'Octo Cat', email: null });
+    if (target.pathname === '/user/emails') return send(200, [{ email: 'other@example.com', primary: false, verified: true }, { email: 'octo@example.com', primary: true, verified: true }]);
+    send(404, {});
+  });
+  server.listen(port, '127.0.0.1');
+  return server;
+}
+
+/** An HTTPS server on 127.0.0.1 with a fresh self-signed certificate (openssl), serving a discovery document. */
+function selfSignedHttps(dir: string): https.Server {
+  const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')]);
+  assert.equal(made.status, 0, String(made.stderr));
+  return https.createServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end('{}');
+  });
+}
