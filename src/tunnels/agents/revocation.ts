@@ -38,16 +38,19 @@ export class RevocationWatch {
     try {
       const live = [...this.sessions.all()];
       const acls = await this.repository.liveCredentials([...new Set(live.map((session) => session.credential.id))]);
+      const ending: Promise<void>[] = [];
       for (const session of live) {
         const acl = acls.get(session.credential.id);
         if (acl === undefined) {
           this.logger.info({ event: 'session_revoked', session_id: session.id, credential_id: session.credential.id }, 'credential deleted: closing its session');
-          await this.sessions.end(session, 'credential-deleted');
+          // every revoked session at once: one's teardown does not delay the next one's end
+          ending.push(this.sessions.end(session, 'credential-deleted'));
         } else if (!sameRules(acl, session.credential.acl)) {
           session.credential = { ...session.credential, acl };
           await this.applyAcl(session);
         }
       }
+      await Promise.all(ending);
     } catch (error) {
       this.logger.warn({ err: error }, 'could not check credentials of live sessions');
     }
