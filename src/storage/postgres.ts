@@ -54,7 +54,7 @@ export function openPostgres(url: string, options: StoreOptions): Store {
     prepare,
     observeQueries: (listener) => queries.add(listener),
     durable: () => Promise.resolve(),
-    listen: (channel, onNotify) => listenFor(connectionString, schema, channel, onNotify),
+    listen: notificationListener(connectionString, schema),
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -75,48 +75,83 @@ export function splitSchema(url: string): { connectionString: string; schema: st
 
 const RELISTEN_DELAY_MS = 1_000;
 
-/** LISTEN on a connection outside the pool (a pooled one would be handed to queries); reconnected after a loss. */
-async function listenFor(connectionString: string, schema: string | undefined, channel: string, onNotify: () => void): Promise<() => Promise<void>> {
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+/**
+ * Every LISTEN of a store on one connection outside the pool (a pooled one would be handed to
+ * queries), opened with the first channel and closed with the last; reconnected after a loss,
+ * when every listener is called once (what was sent meanwhile is missed).
+ */
+function notificationListener(connectionString: string, schema: string | undefined) {
   const wanted = schema ?? 'public';
-  let client: pg.Client | undefined;
-  let stopped = false;
+  const listeners = new Map<string, Set<() => void>>();
+  /** The connection in use (or being opened): a lost or ended older one changes nothing. */
+  let active: { client: pg.Client; ready: Promise<pg.Client> } | undefined;
   let retry: NodeJS.Timeout | undefined;
-  const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString, connectionTimeoutMillis: 3000 });
-    next.on('notification', (message) => {
-      if (message.channel === channel && message.payload === wanted) onNotify();
+
+  const connect = (): Promise<pg.Client> => {
+    const client = new pg.Client({ connectionString, connectionTimeoutMillis: 3000 });
+    client.on('notification', (message) => {
+      if (message.payload === wanted) for (const onNotify of listeners.get(message.channel) ?? []) onNotify();
     });
-    let gone = false;
     const lost = () => {
-      if (gone) return;
-      gone = true;
-      void next.end().catch(() => {});
-      if (client === next) client = undefined;
-      if (stopped) return;
-      // back: what was missed meanwhile is caught up by one more refresh
-      retry = setTimeout(() => void connect().then(onNotify, () => {}), RELISTEN_DELAY_MS);
+      if (active?.client !== client) return;
+      active = undefined;
+      void client.end().catch(() => {});
+      if (listeners.size === 0) return;
+      // back: what was missed meanwhile is caught up by one more call of each listener
+      retry = setTimeout(() => {
+        connection().then(() => [...listeners.values()].forEach((set) => set.forEach((onNotify) => onNotify())), () => {});
+      }, RELISTEN_DELAY_MS);
       retry.unref();
     };
-    next.on('error', lost);
-    next.once('end', lost);
+    client.on('error', lost);
+    client.once('end', lost);
+    const ready = (async () => {
+      try {
+        await client.connect();
+        for (const channel of listeners.keys()) await client.query(`LISTEN ${channel}`);
+      } catch (error) {
+        lost();
+        throw error;
+      }
+      return client;
+    })();
+    active = { client, ready };
+    return ready;
+  };
+  const connection = (): Promise<pg.Client> => active?.ready ?? connect();
+
+  /** True when it was the channel's last listener. */
+  const forget = (channel: string, onNotify: () => void): boolean => {
+    const set = listeners.get(channel);
+    set?.delete(onNotify);
+    if (set?.size !== 0) return false;
+    listeners.delete(channel);
+    if (listeners.size > 0) return true;
+    clearTimeout(retry);
+    const closing = active;
+    active = undefined;
+    void closing?.ready.then((client) => client.end(), () => {}).catch(() => {});
+    return true;
+  };
+
+  return async (channel: string, onNotify: () => void): Promise<() => Promise<void>> => {
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+    const set = listeners.get(channel) ?? new Set();
+    const first = set.size === 0;
+    set.add(onNotify);
+    listeners.set(channel, set);
     try {
-      await next.connect();
-      await next.query(`LISTEN ${channel}`);
+      // a new connection LISTENs every channel known by then, this one included
+      const opening = active === undefined;
+      const client = await connection();
+      if (first && !opening) await client.query(`LISTEN ${channel}`);
     } catch (error) {
-      lost();
+      forget(channel, onNotify); // the caller knows: no retrying behind its back
       throw error;
     }
-    client = next;
-  };
-  await connect().catch((error: unknown) => {
-    stopped = true; // the caller knows: no retrying behind its back
-    clearTimeout(retry);
-    throw error;
-  });
-  return async () => {
-    stopped = true;
-    clearTimeout(retry);
-    await client?.end().catch(() => {});
+    return async () => {
+      if (!forget(channel, onNotify) || !active) return;
+      await active.ready.then((client) => client.query(`UNLISTEN ${channel}`)).catch(() => {});
+    };
   };
 }

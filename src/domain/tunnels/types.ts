@@ -70,4 +70,10 @@ export interface DataPlaneRepository {
   enqueueCommand(instanceId: string, sessionId: string, command: SessionCommand, nowMs: number): Promise<void>;
   /** Removes and returns the commands queued for the instance, oldest first. */
   takeCommands(instanceId: string): Promise<{ sessionId: string; command: SessionCommand }[]>;
+  /**
+   * Calls `onChange` at once when a command is queued (`commands`) or a credential or account
+   * changes (`credentials`) through any instance; resolves with how to stop. Absent where one
+   * instance is all there is (SQLite). Notifications can be missed: callers poll too.
+   */
+  watch?(what: 'commands' | 'credentials', onChange: () => void): Promise<() => Promise<void>>;
 }

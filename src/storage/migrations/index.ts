@@ -12,6 +12,7 @@ import { cluster } from './013_cluster.js';
 import { tlsTermination } from './016_tls_termination.js';
 import { routeNotifications } from './018_route_notifications.js';
 import { trafficMinutes } from './021_traffic_minutes.js';
+import { sessionNotifications } from './022_session_notifications.js';
 
 /** Every migration in order. Names are permanent: they are recorded in kysely_migration. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -28,5 +29,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '016_tls_termination': tlsTermination(dialect),
     '018_route_notifications': routeNotifications(dialect),
     '021_traffic_minutes': trafficMinutes(dialect),
+    '022_session_notifications': sessionNotifications(dialect),
   };
 }

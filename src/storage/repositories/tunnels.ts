@@ -9,7 +9,13 @@ import type { Store } from '../types.js';
  * swept by any other.
  */
 export class SqlTunnelRepository implements IngressRepository, DataPlaneRepository, FailoverRepository {
-  constructor(private readonly store: Store) {}
+  /** PostgreSQL only: the NOTIFY channels of migration 022. */
+  readonly watch?: (what: 'commands' | 'credentials', onChange: () => void) => Promise<() => Promise<void>>;
+
+  constructor(private readonly store: Store) {
+    const listen = store.listen;
+    if (listen) this.watch = (what, onChange) => listen(what === 'commands' ? 'burrow_session_commands' : 'burrow_credentials', onChange);
+  }
 
   private get db() {
     return this.store.db;

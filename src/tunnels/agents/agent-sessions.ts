@@ -324,15 +324,15 @@ export class AgentSessions implements AgentConnections {
     const tunnel = live.tunnels.get(tunnelId);
     if (!tunnel) return;
     live.tunnels.delete(tunnelId);
+    // off this instance's routes before any query (so at once, whatever the database's pace)
     if (tunnel.url === null) this.registry.removeLabeled(tunnelId);
-    await this.repository.deleteTunnel(tunnelId, live.record.instanceId);
-    if (tunnel.url !== null) await this.leavePool(tunnel.url, tunnelId, tunnel.accountId);
-    if (tunnel.target) await this.binds.release(tunnel.target, tunnel.accountId);
-  }
-
-  private async leavePool(url: string, tunnelId: string, _accountId: string): Promise<void> {
-    const emptied = this.registry.removeFromPool(url, tunnelId);
-    if (emptied) await this.repository.deleteEndpoint(emptied.endpointId);
+    const emptied = tunnel.url !== null ? this.registry.removeFromPool(tunnel.url, tunnelId) : undefined;
+    // the endpoint row goes before the claim, or another instance could claim it and meet the row
+    const released = async () => {
+      if (emptied) await this.repository.deleteEndpoint(emptied.endpointId);
+      if (tunnel.target) await this.binds.release(tunnel.target, tunnel.accountId);
+    };
+    await Promise.all([this.repository.deleteTunnel(tunnelId, live.record.instanceId), released()]);
   }
 
   /**
@@ -370,8 +370,12 @@ export class AgentSessions implements AgentConnections {
   private async tearDown(live: LiveSession, reason: string, options: { keepRecord?: boolean }): Promise<void> {
     if (!live.connection.closed) live.connection.goAwayAndClose();
     try {
-      for (const tunnelId of [...live.tunnels.keys()]) await this.unbind(live, tunnelId);
-      if (!options.keepRecord) await this.repository.deleteSession(live.id, live.record.instanceId);
+      // side by side: session_end (and the routes leaving the other instances) waits for the slowest, not the sum
+      const removed = await Promise.allSettled([
+        ...[...live.tunnels.keys()].map((tunnelId) => this.unbind(live, tunnelId)),
+        options.keepRecord ? undefined : this.repository.deleteSession(live.id, live.record.instanceId),
+      ]);
+      for (const outcome of removed) if (outcome.status === 'rejected') throw outcome.reason;
     } catch (error) {
       this.logger.error({ err: error, session_id: live.id }, 'could not remove an ended session; the instance sweep will');
     }

@@ -3,53 +3,56 @@ import type { DataPlaneRepository } from '../../domain/tunnels/types.js';
 import type { AgentRefusal } from '../../domain/tunnels/agent-errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { AgentSessions, LiveSession } from './agent-sessions.js';
+import { polling, type Polling } from './polling.js';
 
 /**
  * Applies credential changes to live sessions (TUNNELS.md §2): a deleted credential (or revoked
- * account) closes its sessions, a narrowed ACL stops the tunnels it no longer permits. Polls the
- * database, so a change made through any instance lands within one interval.
+ * account) closes its sessions, a narrowed ACL stops the tunnels it no longer permits. On
+ * PostgreSQL a change made through any instance wakes it at once (NOTIFY); the poll catches what
+ * that misses, within one interval.
  */
 export class RevocationWatch {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
+  private readonly loop: Polling;
 
   constructor(
     private readonly sessions: AgentSessions,
     private readonly repository: DataPlaneRepository,
     private readonly edge: EdgeSettings,
     private readonly logger: Logger,
-    private readonly intervalMs = 400,
-  ) {}
+    intervalMs = 400,
+  ) {
+    const watch = repository.watch?.bind(repository, 'credentials');
+    this.loop = polling(intervalMs, () => this.check(), watch, (error) => logger.warn({ err: error }, 'credential changes: not notified, polling only'));
+  }
 
   start(): void {
-    this.timer = setInterval(() => void this.check(), this.intervalMs);
-    this.timer.unref();
+    this.loop.start();
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.loop.stop();
   }
 
   async check(): Promise<void> {
-    if (this.running || this.sessions.size === 0) return;
-    this.running = true;
+    if (this.sessions.size === 0) return;
     try {
       const live = [...this.sessions.all()];
       const acls = await this.repository.liveCredentials([...new Set(live.map((session) => session.credential.id))]);
+      const ending: Promise<void>[] = [];
       for (const session of live) {
         const acl = acls.get(session.credential.id);
         if (acl === undefined) {
           this.logger.info({ event: 'session_revoked', session_id: session.id, credential_id: session.credential.id }, 'credential deleted: closing its session');
-          await this.sessions.end(session, 'credential-deleted');
+          // every revoked session at once: one's teardown does not delay the next one's end
+          ending.push(this.sessions.end(session, 'credential-deleted'));
         } else if (!sameRules(acl, session.credential.acl)) {
           session.credential = { ...session.credential, acl };
           await this.applyAcl(session);
         }
       }
+      await Promise.all(ending);
     } catch (error) {
       this.logger.warn({ err: error }, 'could not check credentials of live sessions');
-    } finally {
-      this.running = false;
     }
   }
 

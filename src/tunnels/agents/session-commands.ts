@@ -1,6 +1,7 @@
 import type { DataPlaneRepository, SessionCommand } from '../../domain/tunnels/types.js';
 import type { Logger } from '../../observability/logger.js';
 import type { AgentSessions } from './agent-sessions.js';
+import { polling, type Polling } from './polling.js';
 
 /**
  * An agent that acknowledged Stop is leaving, but the SDK's `close()` puts nothing on the wire
@@ -13,28 +14,31 @@ const STOPPED_GRACE_MS = 600;
 
 /**
  * Delivers Stop / Restart / Update to agents. The REST API may run on another instance, so it
- * queues commands in the database; the instance holding the session takes them within one
+ * queues commands in the database; the instance holding the session takes them when notified
+ * (PostgreSQL), else within one
  * interval. A command for a session of this instance goes straight to the agent.
  */
 export class SessionCommands {
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
+  private readonly loop: Polling;
 
   constructor(
     private readonly instanceId: string,
     private readonly sessions: AgentSessions,
     private readonly repository: DataPlaneRepository,
     private readonly logger: Logger,
-    private readonly intervalMs = 250,
-  ) {}
+    intervalMs = 250,
+  ) {
+    // PostgreSQL's NOTIFY on a queued command wakes it at once; the interval catches what that misses
+    const watch = repository.watch?.bind(repository, 'commands');
+    this.loop = polling(intervalMs, () => this.poll(), watch, (error) => logger.warn({ err: error }, 'queued session commands: not notified, polling only'));
+  }
 
   start(): void {
-    this.timer = setInterval(() => void this.poll(), this.intervalMs);
-    this.timer.unref();
+    this.loop.start();
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.loop.stop();
   }
 
   /** True when the session is held here and the command went to its agent. */
@@ -52,14 +56,10 @@ export class SessionCommands {
   }
 
   private async poll(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
     try {
       for (const { sessionId, command } of await this.repository.takeCommands(this.instanceId)) this.deliverLocally(sessionId, command);
     } catch (error) {
       this.logger.warn({ err: error }, 'could not read queued session commands');
-    } finally {
-      this.running = false;
     }
   }
 }
