@@ -629,8 +629,18 @@ function nameSet(names: readonly string[]): ReadonlySet<string> {
 }
 
 /** A value placed in a header line: no line breaks or NUL (an interpolation could produce them). */
+/** What HTTP allows in a header value (RFC 9110 field-value; Node's own check): tab, visible ASCII, obs-text. */
+const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+
+/**
+ * A value an action writes into a header: control characters (line breaks first of all: no header
+ * injection) become spaces, and a value with characters past Latin-1 (an interpolated `€` of a
+ * decoded path, say) is sent as its UTF-8 bytes, as the client sent them.
+ */
 function sanitize(value: string): string {
-  return /[\r\n\0]/.test(value) ? value.replace(/[\r\n\0]+/g, ' ') : value;
+  if (!INVALID_HEADER_CHAR.test(value)) return value;
+  const text = value.replace(/[\x00-\x08\x0a-\x1f\x7f]+/g, ' ');
+  return /[^\x00-\xff]/.test(text) ? Buffer.from(text, 'utf8').toString('latin1') : text;
 }
 
 /** The origin-form of a rewritten URL (`/path?query`); a path alone stays as it is. */

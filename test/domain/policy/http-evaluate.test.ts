@@ -282,6 +282,21 @@ describe('on_http_response actions', () => {
   });
 });
 
+describe('header values an action writes', () => {
+  test('a decoded path past Latin-1 goes out as its UTF-8 bytes; control characters become spaces', () => {
+    const p = program(`on_http_response:
+  - actions:
+      - type: add-headers
+        config: {headers: {x-path: "\${req.url.path}", x-vars: "a\\u0001b"}}
+`);
+    const answer = evaluateHttpResponse(p, context({ target: '/caf%C3%A9/%E2%82%AC' }), { headers: REQUEST.headers, target: '/caf%C3%A9/%E2%82%AC' }, { status: 200, headers: [] }, new Map());
+    const [path] = header(answer.headers, 'x-path');
+    assert.equal(Buffer.from(path!, 'latin1').toString('utf8'), '/café/€');
+    assert.doesNotMatch(path!, /[^\t\x20-\x7e\x80-\xff]/);
+    assert.deepEqual(header(answer.headers, 'x-vars'), ['a b']);
+  });
+});
+
 describe('compress-response', () => {
   const p = program('on_http_response:\n  - actions: [{type: compress-response, config: {algorithms: [gzip, br]}}]\n');
   const run = (acceptEncoding: string | undefined, answerHeaders: string[], method = 'GET', status = 200) => {
