@@ -108,7 +108,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     ingress,
     repository,
     registry,
-    { edge, limits: { maxSessionsPerAccount: config.maxSessionsPerAccount, maxEndpointsPerSession: config.maxEndpointsPerSession, maxPolicyRules: options.maxPolicyRules }, heartbeatIntervalMs: 10_000, heartbeatToleranceMs: 20_000, authTimeoutMs: 10_000, observeBind: options.metrics ? (result) => options.metrics!.observeBind(result) : undefined, observeAuth: options.metrics ? (result) => options.metrics!.observeAuth(result) : undefined, reservations },
+    { edge, limits: { maxSessionsPerAccount: config.maxSessionsPerAccount, maxEndpointsPerSession: config.maxEndpointsPerSession, maxPolicyRules: options.maxPolicyRules }, heartbeatIntervalMs: 10_000, heartbeatToleranceMs: 20_000, authTimeoutMs: 10_000, observeBind: options.metrics ? (result) => options.metrics!.observeBind(result) : undefined, observeAuth: options.metrics ? (result) => options.metrics!.observeAuth(result) : undefined, reservations, ...(options.cluster ? { withdrawRoutes: () => repository.withdrawRoutes(options.instanceId) } : {}) },
     logger,
   );
   const tlsFailures = new TlsFailureLog(logger, (reason) => options.metrics?.observeAgentTlsFailure(reason));

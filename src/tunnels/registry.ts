@@ -2,6 +2,7 @@ import type { SecureContext } from 'node:tls';
 import type { PolicyEndpoint } from '../domain/policy/index.js';
 import { publicUrl, type BindProto } from '../domain/tunnels/binds.js';
 import { NO_POLICY, type ConnectionPolicy } from '../domain/tunnels/connection-policy.js';
+import { RouteWaits } from '../domain/tunnels/route-waits.js';
 import type { AgentConnection } from './protocol/index.js';
 
 /*
@@ -135,6 +136,14 @@ export class TunnelRegistry {
   tcpPorts: TcpPortHooks = { open: async () => {}, close: () => {} };
   /** Called with the URL of each pool that opens (its first tunnel): ACME orders its name. */
   poolOpened: (url: string) => void = () => {};
+
+  /** Public connections waiting for their name's route to appear (an agent moving between instances). */
+  readonly waits = new RouteWaits();
+
+  /** A tunnel was added here or another instance's was routed: the waiting connections look again. */
+  routesChanged(): void {
+    this.waits.wake();
+  }
 
   /** Live wildcard endpoints: with none, a name no endpoint serves costs one lookup, not a walk. */
   private wildcardPools = 0;
