@@ -153,8 +153,15 @@ export class TunnelRegistry {
     return this.pools.get(url);
   }
 
-  /** Where a public connection to `url` goes: this instance's pool, else another instance's. */
+  /** Set when this instance drains: its agents are moving to other instances. */
+  draining = false;
+
+  /**
+   * Where a public connection to `url` goes: this instance's pool, else another instance's; while
+   * draining, another instance's first (where the agents moved, answering what still comes here).
+   */
   route(url: string): EndpointPool | undefined {
+    if (this.draining) return this.remotePools.get(url) ?? this.pools.get(url);
     return this.pools.get(url) ?? this.remotePools.get(url);
   }
 

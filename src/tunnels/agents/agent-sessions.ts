@@ -415,6 +415,7 @@ export class AgentSessions implements AgentConnections {
   /** Phase 1 of shutdown: refuse new sessions; each live one gets GOAWAY once its proxy streams are done. */
   beginShutdown(): void {
     this.shuttingDown = true;
+    this.registry.draining = true;
     const drain = () => {
       for (const live of this.sessions.values()) live.connection.drainAndClose('server shutting down');
     };
