@@ -132,7 +132,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   );
   options.metrics?.gaugeCertificates(() => [...certificates.served(), ...(acme?.summaries() ?? [])]);
   if (options.cluster && !options.ca) throw new Error('forwarding between instances needs the cluster CA (CLUSTER_SECRET)');
-  const cluster = options.cluster && options.ca ? await clusterForwarding({ settings: options.cluster, instanceId: options.instanceId, ca: options.ca, registry, agents: sessions, logger }) : undefined;
+  const cluster = options.cluster && options.ca ? await clusterForwarding({ settings: options.cluster, instanceId: options.instanceId, ca: options.ca, registry, agents: sessions, agentsOpen: () => sessions.openCount, logger }) : undefined;
   const publicListeners = createPublicTraffic({
     host: config.edgeHost,
     httpPort: config.edgeHttpPort,

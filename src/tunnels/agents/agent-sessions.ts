@@ -51,7 +51,7 @@ export interface AgentSessionSettings {
 }
 
 /** After the withdrawal, how long the other instances have to see it before the agents drain. */
-const WITHDRAW_SETTLE_MS = 300;
+const WITHDRAW_SETTLE_MS = 1_000;
 
 /** A tunnel as this instance holds it: the routing entry plus what is needed to undo it. */
 export interface HeldTunnel extends LiveTunnel {
