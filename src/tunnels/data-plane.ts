@@ -111,7 +111,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     ingress,
     repository,
     registry,
-    { edge, limits: { maxSessionsPerAccount: config.maxSessionsPerAccount, maxEndpointsPerSession: config.maxEndpointsPerSession, maxPolicyRules: options.maxPolicyRules }, heartbeatIntervalMs: 10_000, heartbeatToleranceMs: 20_000, authTimeoutMs: 10_000, observeBind: options.metrics ? (result) => options.metrics!.observeBind(result) : undefined, observeAuth: options.metrics ? (result) => options.metrics!.observeAuth(result) : undefined, reservations },
+    { edge, limits: { maxSessionsPerAccount: config.maxSessionsPerAccount, maxEndpointsPerSession: config.maxEndpointsPerSession, maxPolicyRules: options.maxPolicyRules }, heartbeatIntervalMs: 10_000, heartbeatToleranceMs: 20_000, authTimeoutMs: 10_000, observeBind: options.metrics ? (result) => options.metrics!.observeBind(result) : undefined, observeAuth: options.metrics ? (result) => options.metrics!.observeAuth(result) : undefined, reservations, ...(options.cluster ? { withdrawRoutes: () => repository.withdrawRoutes(options.instanceId) } : {}) },
     logger,
   );
   const tlsFailures = new TlsFailureLog(logger, (reason) => options.metrics?.observeAgentTlsFailure(reason));
@@ -135,7 +135,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   );
   options.metrics?.gaugeCertificates(() => [...certificates.served(), ...(acme?.summaries() ?? [])]);
   if (options.cluster && !options.ca) throw new Error('forwarding between instances needs the cluster CA (CLUSTER_SECRET)');
-  const cluster = options.cluster && options.ca ? await clusterForwarding({ settings: options.cluster, instanceId: options.instanceId, ca: options.ca, registry, agents: sessions, logger }) : undefined;
+  const cluster = options.cluster && options.ca ? await clusterForwarding({ settings: options.cluster, instanceId: options.instanceId, ca: options.ca, registry, agents: sessions, agentsOpen: () => sessions.openCount, logger }) : undefined;
   const publicListeners = createPublicTraffic({
     host: config.edgeHost,
     httpPort: config.edgeHttpPort,

@@ -2,6 +2,7 @@ import type { SecureContext } from 'node:tls';
 import type { PolicyEndpoint } from '../domain/policy/index.js';
 import { publicUrl, type BindProto } from '../domain/tunnels/binds.js';
 import { NO_POLICY, type ConnectionPolicy } from '../domain/tunnels/connection-policy.js';
+import { RouteWaits } from '../domain/tunnels/route-waits.js';
 import type { AgentConnection } from './protocol/index.js';
 
 /*
@@ -136,6 +137,14 @@ export class TunnelRegistry {
   /** Called with the URL of each pool that opens (its first tunnel): ACME orders its name. */
   poolOpened: (url: string) => void = () => {};
 
+  /** Public connections waiting for their name's route to appear (an agent moving between instances). */
+  readonly waits = new RouteWaits();
+
+  /** A tunnel was added here or another instance's was routed: the waiting connections look again. */
+  routesChanged(): void {
+    this.waits.wake();
+  }
+
   /** Live wildcard endpoints: with none, a name no endpoint serves costs one lookup, not a walk. */
   private wildcardPools = 0;
 
@@ -144,8 +153,15 @@ export class TunnelRegistry {
     return this.pools.get(url);
   }
 
-  /** Where a public connection to `url` goes: this instance's pool, else another instance's. */
+  /** Set when this instance drains: its agents are moving to other instances. */
+  draining = false;
+
+  /**
+   * Where a public connection to `url` goes: this instance's pool, else another instance's; while
+   * draining, another instance's first (where the agents moved, answering what still comes here).
+   */
   route(url: string): EndpointPool | undefined {
+    if (this.draining) return this.remotePools.get(url) ?? this.pools.get(url);
     return this.pools.get(url) ?? this.remotePools.get(url);
   }
 

@@ -65,6 +65,8 @@ export interface DataPlaneRepository {
   /** Removes the instance and every row it owns (a clean stop). */
   /** Removes an instance's rows; resolves with how many sessions it still had. */
   removeInstance(instanceId: string): Promise<number>;
+  /** Releases an instance's claims and removes its tunnels and endpoints, its sessions kept (a draining instance). */
+  withdrawRoutes(instanceId: string): Promise<void>;
   /** The ACLs of those credentials that still exist under a live account. */
   liveCredentials(ids: readonly string[]): Promise<Map<string, readonly string[]>>;
   enqueueCommand(instanceId: string, sessionId: string, command: SessionCommand, nowMs: number): Promise<void>;

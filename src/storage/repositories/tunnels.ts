@@ -185,13 +185,19 @@ export class SqlTunnelRepository implements IngressRepository, DataPlaneReposito
     return stale.length;
   }
 
-  async removeInstance(instanceId: string): Promise<number> {
+  /** Releases the instance's claims and removes its tunnels and endpoints (a drain, or a takeover); its sessions stay. */
+  async withdrawRoutes(instanceId: string): Promise<void> {
     // its claims that another instance's endpoint serves pass to that instance
     const claims = await this.db.selectFrom('tunnel_claims').select(['key', 'account_id']).where('instance_id', '=', instanceId).execute();
     for (const claim of claims) await this.release(claim.key, claim.account_id, instanceId);
-    for (const table of ['tunnels', 'endpoints', 'session_commands'] as const) {
+    for (const table of ['tunnels', 'endpoints'] as const) {
       await this.db.deleteFrom(table).where('instance_id', '=', instanceId).execute();
     }
+  }
+
+  async removeInstance(instanceId: string): Promise<number> {
+    await this.withdrawRoutes(instanceId);
+    await this.db.deleteFrom('session_commands').where('instance_id', '=', instanceId).execute();
     const sessions = await this.db.deleteFrom('tunnel_sessions').where('instance_id', '=', instanceId).executeTakeFirst();
     await this.db.deleteFrom('instances').where('id', '=', instanceId).execute();
     return Number(sessions.numDeletedRows);

@@ -43,7 +43,15 @@ export interface AgentSessionSettings {
   readonly observeAuth?: (result: string) => void;
   /** Failed Auths allowed per client address (default AUTH_THROTTLE). */
   readonly authThrottle?: AuthThrottleOptions;
+  /**
+   * In a cluster: at shutdown, removes this instance's tunnels, endpoints and claims from the
+   * database, so that the others stop routing here and the agents' binds elsewhere take them.
+   */
+  readonly withdrawRoutes?: () => Promise<void>;
 }
+
+/** After the withdrawal, how long the other instances have to see it before the agents drain. */
+const WITHDRAW_SETTLE_MS = 1_000;
 
 /** A tunnel as this instance holds it: the routing entry plus what is needed to undo it. */
 export interface HeldTunnel extends LiveTunnel {
@@ -273,6 +281,7 @@ export class AgentSessions implements AgentConnections {
         };
         pool.tunnels.push(tunnel);
         live.tunnels.set(tunnel.id, tunnel);
+        this.registry.routesChanged();
       },
     });
     const opts = echoBindOpts(plan.proto, req.opts, placement.boundOpts);
@@ -291,6 +300,7 @@ export class AgentSessions implements AgentConnections {
     const tunnel: HeldTunnel = { id: row.id, sessionId: live.id, accountId: live.record.accountId, proto: '', url: null, labels: row.labels, proxyProto: 0, policy: plan.policy, target: undefined };
     live.tunnels.set(tunnel.id, tunnel);
     this.registry.addLabeled(tunnel);
+    this.registry.routesChanged();
     this.logger.info({ event: 'bind', session_id: live.id, tunnel_id: tunnel.id, proto: 'labeled', result: 'ok' }, 'labeled tunnel started');
     this.settings.observeBind?.('ok');
     return { id: tunnel.id };
@@ -409,7 +419,18 @@ export class AgentSessions implements AgentConnections {
   /** Phase 1 of shutdown: refuse new sessions; each live one gets GOAWAY once its proxy streams are done. */
   beginShutdown(): void {
     this.shuttingDown = true;
-    for (const live of this.sessions.values()) live.connection.drainAndClose('server shutting down');
+    this.registry.draining = true;
+    const drain = () => {
+      for (const live of this.sessions.values()) live.connection.drainAndClose('server shutting down');
+    };
+    const withdraw = this.settings.withdrawRoutes;
+    if (!withdraw) return drain();
+    // The others stop routing here first (their requests wait for the agents' next instance,
+    // route-waits.ts); what they forward meanwhile is still served, then the agents get GOAWAY.
+    void withdraw()
+      .catch((error: unknown) => this.logger.warn({ error: (error as Error).message }, 'could not withdraw this instance\'s routes before draining; the agents move anyway'))
+      .then(() => new Promise((resolve) => setTimeout(resolve, WITHDRAW_SETTLE_MS)))
+      .then(drain);
   }
 
   /** Sessions still open (draining their proxy streams, during a shutdown). */

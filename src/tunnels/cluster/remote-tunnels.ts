@@ -25,6 +25,7 @@ export class RemoteTunnels {
       if (tunnel) this.add(route, tunnel);
       else missed.push(route.tunnelId);
     });
+    if (changes.added.length > missed.length) this.registry.routesChanged();
     return missed;
   }
 

@@ -33,6 +33,8 @@ export async function clusterForwarding(options: {
   ca: CertificateAuthority;
   registry: TunnelRegistry;
   agents: AgentConnections & HeldTunnels;
+  /** Agent sessions still open here: while any is, the link stays up (others may still forward to them). */
+  agentsOpen: () => number;
   logger: Logger;
 }): Promise<ClusterForwarding> {
   const { settings, registry, logger } = options;
@@ -65,9 +67,10 @@ export async function clusterForwarding(options: {
       beginShutdown: () => {},
       close: async (graceMs) => {
         // connections forwarded here finish within the grace period, as public ones do (those
-        // this instance forwards elsewhere are public sockets: their listeners drain them)
+        // this instance forwards elsewhere are public sockets: their listeners drain them); the
+        // link stays up until the agents have left, for what others forward before they see the drain
         const deadline = Date.now() + graceMs;
-        while (served.active > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+        while ((served.active > 0 || options.agentsOpen() > 0) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
         await link.close();
       },
     },

@@ -166,6 +166,11 @@ export class AgentConnection extends EventEmitter {
     return this.authState === 'done';
   }
 
+  /** Going away (drainAndClose): opens no new proxy stream. */
+  get draining(): boolean {
+    return this.drainDebug !== null;
+  }
+
   get closed(): boolean {
     return this.closeReason !== null;
   }

@@ -21,6 +21,7 @@ import { WEBHOOK_MAX_BODY_BYTES, type PolicyProgram } from '../../domain/policy/
 import { captureExchange, type InspectionSink } from './capture.js';
 import { REPLAY_HEADER } from '../../domain/inspection/replay.js';
 import { EdgeLogins } from './edge-logins.js';
+import type { RouteWaits } from '../../domain/tunnels/route-waits.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect']);
@@ -38,6 +39,8 @@ export interface HttpProxyOptions {
   /** The pools serving hosts (lower-case, no port) for this scheme. */
   readonly routes: HostRoutes;
   readonly opener: ProxyOpener;
+  /** Set in a cluster: a request whose endpoint has no usable route waits briefly for one. */
+  readonly waits?: RouteWaits | undefined;
   readonly gate: PolicyGate;
   /** Records the sockets the server was not given by `adopt` (the HTTP port's own). */
   readonly sink: ConnectionSink;
@@ -136,6 +139,21 @@ export class HttpProxy {
     // an absolute-form target names the host itself (RFC 9112 §3.2.2); Host is then ignored
     const host = hostOf(req.url?.charCodeAt(0) === 47 ? req.headers.host : (targetAuthority(req.url) ?? req.headers.host));
     const pool = host === undefined ? undefined : this.options.routes.poolFor(host);
+    const waits = this.options.waits;
+    if (host !== undefined && waits && !(pool && this.options.opener.canOpen(pool))) {
+      // an agent moving between instances: its endpoint is served again in a moment (route-waits.ts)
+      return waits.until(() => this.usablePool(host)).then((found) => (res.destroyed ? undefined : this.serveRouted(state, req, res, previous, host, found ?? this.options.routes.poolFor(host), actions)));
+    }
+    return this.serveRouted(state, req, res, previous, host, pool, actions);
+  }
+
+  private usablePool(host: string): EndpointPool | undefined {
+    const pool = this.options.routes.poolFor(host);
+    return pool && this.options.opener.canOpen(pool) ? pool : undefined;
+  }
+
+  /** The request once its endpoint is known (undefined: none serves the name). */
+  private serveRouted(state: ConnState, req: http.IncomingMessage, res: http.ServerResponse, previous: ConnState['answer'], host: string | undefined, pool: EndpointPool | undefined, actions: string[]): Promise<void> | undefined {
     if (!pool) {
       offline(res, host ?? '');
       return;

@@ -4,7 +4,7 @@ import type net from 'node:net';
 import { createServer, type Server } from 'node:net';
 import { publicUrl, type EdgeSettings } from '../../domain/tunnels/binds.js';
 import type { Logger } from '../../observability/logger.js';
-import { SchemeRoutes, type AgentConnections, type EdgeResolver, type TunnelRegistry } from '../registry.js';
+import { SchemeRoutes, type AgentConnections, type EndpointPool, type EdgeResolver, type TunnelRegistry } from '../registry.js';
 import { ConnectionSink, type ConnectionMetrics } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import { HttpProxy } from './http-proxy.js';
@@ -66,6 +66,8 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
   const logins = options.loginSecret ? new EdgeLogins(options.loginSecret, options.logger) : undefined;
   const httpPolicy = new HttpPolicy(edge.region, options.metrics, logins?.codec);
   const opener = new ProxyOpener(options.agents, MAX_PROXY_STREAMS_PER_AGENT, options.remote);
+  // in a cluster an endpoint is briefly unrouted while its agent moves: its requests wait for it
+  const waits = options.remote ? registry.waits : undefined;
   const tcpLimits = new TcpConnectionLimits({ ...options.tcpLimits, busyAt: MAX_PROXY_STREAMS_PER_AGENT / 2 });
   const sockets = new Set<net.Socket>();
   const track = (socket: net.Socket) => {
@@ -73,16 +75,23 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
     socket.once('close', () => sockets.delete(socket));
   };
 
+  const usable = (pool: EndpointPool | undefined) => (pool && opener.canOpen(pool) ? pool : undefined);
   const proxyHeaders = options.proxyProtocolFrom?.length ? new ProxyHeaderGate(options.proxyProtocolFrom) : undefined;
   const tcp = new TcpEndpoints(options.host, edge.publicHost, (socket, port, server) => {
     track(socket);
-    if (proxyHeaders) proxyHeaders.accept(socket, () => carryTcp(socket, port, server));
-    else carryTcp(socket, port, server);
+    if (proxyHeaders) proxyHeaders.accept(socket, () => void carryTcp(socket, port, server));
+    else void carryTcp(socket, port, server);
   });
-  const carryTcp = (socket: net.Socket, port: number, server: net.Server) => {
+  const carryTcp = async (socket: net.Socket, port: number, server: net.Server) => {
     socket.on('error', () => {});
     const conn = sink.open('tcp', socket, server);
-    const pool = registry.route(publicUrl('tcp', edge.publicHost, port));
+    const url = publicUrl('tcp', edge.publicHost, port);
+    let pool = registry.route(url);
+    if (waits && !(pool && opener.canOpen(pool))) {
+      // its agent moving between instances: the endpoint is served again in a moment (route-waits.ts)
+      pool = (await waits.until(() => usable(registry.route(url)))) ?? registry.route(url);
+      if (socket.destroyed) return;
+    }
     if (pool) conn.endpointId = pool.endpointId;
     if (pool && (!gate.admit(conn, pool.policy, endpointOfPool(pool)) || !tcpLimits.admit(conn, pool.endpointId))) {
       socket.destroy();
@@ -115,6 +124,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       scheme: 'http',
       routes: new SchemeRoutes(registry, 'http', edge.httpPort),
       opener,
+      waits,
       gate,
       sink,
       acme: options.acme,
@@ -135,6 +145,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       scheme: 'https',
       routes: httpsRoutes,
       opener,
+      waits,
       gate,
       sink,
       httpPolicy,
@@ -145,6 +156,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       routes: { tls: new SchemeRoutes(registry, 'tls', edge.tlsPort), https: httpsRoutes },
       edges: options.edges,
       opener,
+      waits,
       gate,
       sink,
       certificates: options.edgeCertificates,

@@ -47,6 +47,18 @@ export class ProxyOpener {
   ) {}
 
   /**
+   * Whether `open` could find a tunnel for the choice now: one held by another instance, or one
+   * here whose agent is connected and not going away. A connection finding none waits for one.
+   */
+  canOpen(choice: TunnelChoice): boolean {
+    return choice.tunnels.some((tunnel) => {
+      if (tunnel.remote) return this.remote !== undefined;
+      const connection = this.agents.connectionOf(tunnel.sessionId);
+      return connection !== undefined && !connection.closed && !connection.draining && connection.authenticated;
+    });
+  }
+
+  /**
    * Picks the next tunnel (round-robin) whose agent can take one more stream and opens a proxy
    * stream to it, with a PROXY header first when the bind asked for one. Undefined when no
    * tunnel can take it (none live, every agent at its cap or going away).

@@ -17,6 +17,7 @@ import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 import { ACME_TLS_ALPN, answerAlpnChallenge, type AcmeChallenges } from './acme-challenges.js';
 import type { TcpConnectionLimits } from './tcp-limits.js';
 import type { ProxyHeaderGate } from './proxy-header.js';
+import type { RouteWaits } from '../../domain/tunnels/route-waits.js';
 
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
@@ -28,6 +29,8 @@ export interface TlsPortOptions {
   /** TLS edges by their hostport host; none without edges. */
   readonly edges: EdgeResolver | undefined;
   readonly opener: ProxyOpener;
+  /** Set in a cluster: a name no route serves waits briefly for its endpoint (an agent moving). */
+  readonly waits?: RouteWaits | undefined;
   readonly gate: PolicyGate;
   readonly sink: ConnectionSink;
   readonly certificates: EdgeCertificates;
@@ -85,8 +88,15 @@ export class TlsPort {
       return;
     }
     if (sni !== undefined && (await this.toEndpoint(socket, hello.buffered, conn, sni, true))) return;
+    if (sni !== undefined && (await this.routeAppeared(sni)) && !socket.destroyed && (await this.toEndpoint(socket, hello.buffered, conn, sni, false))) return;
     conn.outcome = 'unrecognized_name';
     this.unrecognized(socket);
+  }
+
+  /** Whether the name's own endpoint appears within the wait (its agent moving between instances). */
+  private async routeAppeared(sni: string): Promise<boolean> {
+    const { waits, routes } = this.options;
+    return waits !== undefined && (await waits.until(() => routes.tls.exact(sni) ?? routes.https.exact(sni))) !== undefined;
   }
 
   /** TUNNELS.md §4: no SNI, or none that matches → the `unrecognized_name` alert, then close. */
