@@ -55,6 +55,8 @@ export class ClusterLink {
     this.server = tls.createServer({ ca: caPem, cert, key, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.3' }, (socket) => {
       // OpenSSL checked the chain and clientAuth; the name keeps other leaves of the CA out
       if (!hasLinkName(socket.getPeerCertificate())) return void socket.destroy();
+      // Small frames (a request head, a window update) go at once: with Nagle a forwarded request waited on delayed ACKs (+85 ms p50 measured).
+      socket.setNoDelay(true);
       this.adopt(new MuxadoSession(socket, { side: 'server' }), undefined);
     });
     this.server.on('tlsClientError', () => {}); // a stranger: the handshake fails, nothing else happens
@@ -116,6 +118,7 @@ export class ClusterLink {
     const colon = addr.lastIndexOf(':');
     const host = addr.slice(0, colon).replace(/^\[|\]$/g, '');
     const socket = tls.connect({ host, port: Number(addr.slice(colon + 1)), ca: caPem, cert, key, servername: LINK_NAME, minVersion: 'TLSv1.3' });
+    socket.setNoDelay(true);
     const timer = setTimeout(() => socket.destroy(new Error(`no link to ${addr} within the timeout`)), this.options.connectTimeoutMs ?? 5_000);
     try {
       await once(socket, 'secureConnect');
