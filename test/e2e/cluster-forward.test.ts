@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import ngrok from '@ngrok/ngrok';
 import { loadOrCreateCa } from '../../src/tunnels/tls/ca.js';
 import { issueCertificate } from '../../src/tunnels/tls/certificates.js';
+import { eventually } from '../helpers/cluster.js';
 import { clusterSchema, clusterSkipReason } from '../helpers/cluster-db.js';
 import { freePortRange, freePorts, makeCredential } from '../helpers/data-plane.js';
 import { api, cleanupProcesses, generateApiKey, makeTempDir, startServer, type ServerProcess } from '../helpers/server-process.js';
@@ -32,19 +33,6 @@ const EDGE_NAME = 'edge.example.com';
 interface Instance extends ServerProcess {
   agentPort: number;
   ca: Buffer;
-}
-
-/** `probe` again until it resolves (a bind reaches B's routes within 1 s), its last failure thrown after 3 s. */
-async function eventually<T>(probe: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + 3_000;
-  for (;;) {
-    try {
-      return await probe();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
 }
 
 const localPort = (server: net.Server) => (server.address() as net.AddressInfo).port;
