@@ -139,8 +139,10 @@ export class TunnelRegistry {
   /** Called with the URL of each pool that opens (its first tunnel): ACME orders its name. */
   poolOpened: (url: string) => void = () => {};
 
-  /** Public connections waiting for their name's route to appear (an agent moving between instances). */
-  readonly waits = new RouteWaits();
+  constructor(
+    /** Public connections waiting for their name's route to appear (an agent moving between instances). */
+    readonly waits = new RouteWaits(),
+  ) {}
 
   /** A tunnel was added here or another instance's was routed: the waiting connections look again. */
   routesChanged(): void {
