@@ -12,6 +12,20 @@ export const POLICY_CONNECTION: PolicyConnection = Object.freeze({
   now: 1000,
 });
 
+/** A connection to an https endpoint on `host`, from 203.0.113.7, accepted a second before `now`. */
+export function httpsConnection(host: string, now: number): PolicyConnection {
+  return {
+    clientIp: '203.0.113.7',
+    clientPort: 50123,
+    serverIp: '10.0.0.1',
+    serverPort: 443,
+    region: 'eu',
+    startedAt: now - 1000,
+    endpoint: { url: `https://${host}`, addr: `${host}:443`, host, id: 'ep_1', protocol: 'https', port: 443 },
+    now,
+  };
+}
+
 /** The webhook secret of TRIAL_HTTP_POLICY's first rule. */
 export const TRIAL_WEBHOOK_SECRET = 's3cret-hook';
 
