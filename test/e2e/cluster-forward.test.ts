@@ -1,9 +1,6 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import { join } from 'node:path';
 import tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import ngrok from '@ngrok/ngrok';
@@ -12,8 +9,9 @@ import { issueCertificate } from '../../src/tunnels/tls/certificates.js';
 import { eventually } from '../helpers/cluster.js';
 import { MOVE_WINDOW_MS } from '../../src/domain/tunnels/moving-names.js';
 import { clusterSchema, clusterSkipReason } from '../helpers/cluster-db.js';
-import { freePortRange, freePorts, makeCredential } from '../helpers/data-plane.js';
-import { api, cleanupProcesses, generateApiKey, makeTempDir, startServer, type ServerProcess } from '../helpers/server-process.js';
+import { EDGE_B, startInstancePair, type InstancePair, type PairedInstance } from '../helpers/cluster-pair.js';
+import { makeCredential } from '../helpers/data-plane.js';
+import { api, cleanupProcesses, makeTempDir, type ServerProcess } from '../helpers/server-process.js';
 
 /**
  * CLUSTER.md §2 end to end: two real instances on one PostgreSQL schema, each on its own
@@ -25,8 +23,6 @@ import { api, cleanupProcesses, generateApiKey, makeTempDir, startServer, type S
  */
 const skip = await clusterSkipReason('cluster-forward suite');
 
-const EDGE_A = '127.0.1.1';
-const EDGE_B = '127.0.1.2';
 const HTTP_HOST = 'web.burrow.localhost';
 const TLS_HOST = 'secure.burrow.localhost';
 const EDGE_NAME = 'edge.example.com';
@@ -34,21 +30,17 @@ const EDGE_NAME = 'edge.example.com';
 const MOVER_HOST = 'mover.burrow.localhost';
 const MOVER_TLS_HOST = 'mover-tls.burrow.localhost';
 
-interface Instance extends ServerProcess {
-  agentPort: number;
-  ca: Buffer;
-}
 
 const localPort = (server: net.Server) => (server.address() as net.AddressInfo).port;
 
 describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
   const schema = clusterSchema('fwd');
   const closers: (() => unknown)[] = [];
-  let a: Instance;
-  let b: Instance;
+  let a: PairedInstance;
+  let b: PairedInstance;
+  let ports: InstancePair['ports'];
   /** When B was up: its first moments (MOVE_WINDOW_MS) every unrouted name waits. */
   let bUpAt: number;
-  let ports: { http: number; tls: number; tcp: { first: number; last: number } };
   let session: ngrok.Session;
   let credentialId: string;
   let localHttp: http.Server;
@@ -62,34 +54,8 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
   const seen: http.IncomingHttpHeaders[] = [];
 
   before(async () => {
-    const databaseUrl = schema.url;
-    const [http_, tls_, link, agentA, agentB] = (await freePorts(5)) as [number, number, number, number, number];
-    clusterPort = link;
-    ports = { http: http_, tls: tls_, tcp: await freePortRange(4) };
-    const secret = randomBytes(32).toString('hex');
-    const key = generateApiKey();
-    const start = async (edgeHost: string, agentPort: number): Promise<Instance> => {
-      const tlsDir = makeTempDir('burrow-fwd-');
-      const server = await startServer({
-        databaseUrl,
-        bootstrapApiKey: key,
-        env: {
-          AGENT_PORT: String(agentPort),
-          EDGE_HOST: edgeHost,
-          EDGE_HTTP_PORT: String(ports.http),
-          EDGE_TLS_PORT: String(ports.tls),
-          EDGE_TCP_PORTS: `${ports.tcp.first}-${ports.tcp.last}`,
-          EDGE_DOMAIN: 'burrow.localhost',
-          TLS_DIR: tlsDir,
-          CLUSTER_SECRET: secret,
-          CLUSTER_ADDR: `${edgeHost}:${clusterPort}`,
-          LOG_LEVEL: 'info',
-        },
-      });
-      return Object.assign(server, { agentPort, ca: readFileSync(join(tlsDir, 'ca.pem')) });
-    };
-    a = await start(EDGE_A, agentA);
-    b = await start(EDGE_B, agentB);
+    ({ a, b, ports } = await startInstancePair(schema.url));
+    clusterPort = ports.link;
     bUpAt = Date.now();
 
     localHttp = http.createServer((req, res) => {
@@ -278,7 +244,7 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
     console.log(`# an unknown name on B: 404, 404 and the TLS alert in ${unknownMs} ms`);
     assert.ok(unknownMs < 1_000, `answered after ${unknownMs} ms`);
 
-    const bindOn = async (instance: Instance) => {
+    const bindOn = async (instance: PairedInstance) => {
       const cred = await makeCredential(instance, []);
       const mover = await new ngrok.SessionBuilder().authtoken(cred.token).serverAddr(`127.0.0.1:${instance.agentPort}`).caCert(instance.ca).connect();
       closers.unshift(() => mover.close().catch(() => {}));

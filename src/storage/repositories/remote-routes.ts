@@ -37,6 +37,8 @@ export class SqlRemoteRouteSource implements RemoteRouteSource {
           ])
           .where('tunnels.instance_id', '<>', param('instanceId'))
           .where('instances.cluster_addr', 'is not', null)
+          // bind order, as the holder's pools have it: a pool's first tunnel's policy is the endpoint's
+          .orderBy('tunnels.started_at')
           .orderBy('tunnels.id'),
       ),
     };
