@@ -12,6 +12,9 @@ const [concurrencyArg, pattern, ...files] = process.argv.slice(2);
 const stream = run({
   files: files.map((file) => resolve(file)),
   concurrency: Number(concurrencyArg),
+  // A file whose process never ends (a handle left open after a failure) is killed and fails
+  // after 10 minutes, rather than holding the run until CI's own limit; the slowest takes ~2.5.
+  timeout: 600_000,
   ...(pattern ? { testNamePatterns: [pattern] } : {}),
 });
 
