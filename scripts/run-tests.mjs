@@ -1,8 +1,9 @@
 // Runs every test file under test/ (or the paths given) with Node's built-in runner through tsx.
 // Node 20's `--test` does not expand globs itself, so the file list is built here.
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { createSlots, dropSlots } from './test-database-slots.mjs';
 
 function collect(path) {
   if (statSync(path).isFile()) return path.endsWith('.test.ts') ? [path] : [];
@@ -12,15 +13,33 @@ function collect(path) {
 const args = process.argv.slice(2);
 const flags = args.filter((a) => a.startsWith('--'));
 const roots = args.filter((a) => !a.startsWith('--'));
-const files = (roots.length ? roots : ['test']).flatMap(collect);
-// Node 20 runs one file at a time on a 2-core machine; most suites wait on child processes and
-// sockets, so three at once roughly halves the wall time on SQLite. On PostgreSQL files stay one
-// at a time: each file drops its schemas at its end, and DDL racing another file's migration can
-// fail it (Kysely's table check lists every schema's tables: 3F000 for a schema being dropped,
-// now retried in storage/migrate.ts; PostgreSQL itself rarely gave a 42703 under such a race in a
-// stress run). `--test-concurrency=N` overrides either.
-const concurrency = process.env.TEST_DATABASE_URL ? 1 : 3;
-if (!flags.some((flag) => flag.startsWith('--test-concurrency'))) flags.push(`--test-concurrency=${concurrency}`);
+const flag = (name) => flags.find((f) => f.startsWith(`--${name}=`))?.slice(name.length + 3);
+const unknown = flags.filter((f) => !/^--test-(concurrency|name-pattern)=/.test(f));
+if (unknown.length) {
+  process.stderr.write(`npm test: unknown flag ${unknown.join(' ')} (known: --test-concurrency=N, --test-name-pattern=RE)\n`);
+  process.exit(2);
+}
+const postgres = process.env.TEST_DATABASE_URL;
+
+// The slowest files start first, so the run does not end waiting on one long file started last:
+// scripts/test-durations.json holds each file's seconds per pass: only their order matters (they
+// come from one PostgreSQL run on a loaded machine, ~3.7× an idle one's; the SQLite list reuses
+// them, with the SQLite-only suites' CI times scaled alike). BURROW_TEST_DURATIONS_OUT=<file>
+// npm test writes a run's. A file it does not list counts as mid-list when it is an end-to-end
+// one.
+const measured = JSON.parse(readFileSync(new URL('./test-durations.json', import.meta.url), 'utf8'))[postgres ? 'postgres' : 'sqlite'];
+const guess = (file) => measured[file] ?? (/^test\/(e2e|browser|cli)\//.test(file) ? 60 : 5);
+const files = (roots.length ? roots : ['test'])
+  .flatMap(collect)
+  .map((file, index) => ({ file, index, seconds: guess(file) }))
+  .sort((a, b) => b.seconds - a.seconds || a.index - b.index)
+  .map(({ file }) => file);
+
+// Most suites wait on child processes and sockets: four files at once keep 2 cores busy. On
+// PostgreSQL each running file has a database of its own (test-database-slots.mjs), so files
+// never see each other's DDL either.
+const concurrency = Number(flag('test-concurrency') ?? 4);
+
 // The suites that start `burrow serve` and the CLI run them from dist/ (half the start-up time of
 // tsx, ~1.5 min per full run): build it first, so they never run a stale build.
 const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
@@ -29,5 +48,16 @@ if (build.status !== 0) {
   process.exit(build.status ?? 1);
 }
 const env = { ...process.env, BURROW_TEST_DIST: '1' };
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', ...flags, ...files], { stdio: 'inherit', env });
-process.exit(result.status ?? 1);
+const preload = [];
+if (postgres) {
+  Object.assign(env, await createSlots(postgres, concurrency));
+  preload.push('--import', new URL('./test-database-slot.mjs', import.meta.url).href);
+}
+let status;
+try {
+  const runner = [...preload, '--import', 'tsx', 'scripts/run-files.mjs', String(concurrency), flag('test-name-pattern') ?? '', ...files];
+  status = spawnSync(process.execPath, runner, { stdio: 'inherit', env }).status ?? 1;
+} finally {
+  if (postgres) await dropSlots(postgres, concurrency);
+}
+process.exit(status);

@@ -15,6 +15,7 @@ import { newId } from '../../src/domain/ids.js';
 import { openStore } from '../../src/storage/db.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { SqlAccountRepository } from '../../src/storage/repositories/accounts.js';
+import { onSqlitePassOnly } from '../helpers/stores.js';
 import { cleanupProcesses, runCli, spawnCli, startServer, tempDatabaseUrl, type CliResult } from '../helpers/server-process.js';
 import { freePort } from '../helpers/traffic.js';
 
@@ -67,24 +68,32 @@ describe('burrow CLI errors and exit codes', () => {
   });
 
   it('requires --account for users list and bots list once there are several accounts', async () => {
-    oneLineError(await runCli(['users', 'list'], { databaseUrl }), 1, /active accounts; say which one with --account/);
-    oneLineError(await runCli(['bots', 'list'], { databaseUrl }), 1, /--account/);
-    oneLineError(await runCli(['users', 'list', '--account', 'acct_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ'], { databaseUrl }), 1, /^burrow: No active account acct_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ\.$/);
-    oneLineError(await runCli(['bots', 'list', '--account', 'nonsense'], { databaseUrl }), 1, /No active account nonsense/);
-    oneLineError(await runCli(['api-keys', 'list', '--account', 'acct_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ'], { databaseUrl }), 1, /^burrow: No account acct_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ\.$/);
-    const keys = await runCli(['api-keys', 'list', '--json', '--account', accountIds[0]!], { databaseUrl });
-    assert.equal(keys.code, 0, keys.stderr);
-    oneLineError(await runCli(['users', 'set-admin', 'usr_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ'], { databaseUrl }), 2, /^burrow: say --admin or --no-admin \(see burrow users set-admin --help\)$/);
-    const one = await runCli(['users', 'list', '--json', '--account', accountIds[0]!], { databaseUrl });
-    assert.equal(one.code, 0, one.stderr);
-    assert.equal(one.stdout, '', 'the new account has no users');
+    // read-only commands, independent of each other: run at once
+    const cases: [string[], number, RegExp][] = [
+      [['users', 'list'], 1, /active accounts; say which one with --account/],
+      [['bots', 'list'], 1, /--account/],
+      [['users', 'list', '--account', 'acct_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ'], 1, /^burrow: No active account acct_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ\.$/],
+      [['bots', 'list', '--account', 'nonsense'], 1, /No active account nonsense/],
+      [['api-keys', 'list', '--account', 'acct_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ'], 1, /^burrow: No account acct_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ\.$/],
+      [['users', 'set-admin', 'usr_2NqzB6YjgDSQ5Y3cJZ8aU8ltsDQ'], 2, /^burrow: say --admin or --no-admin \(see burrow users set-admin --help\)$/],
+    ];
+    const [keys, one, ...errors] = await Promise.all([
+      runCli(['api-keys', 'list', '--json', '--account', accountIds[0]!], { databaseUrl }),
+      runCli(['users', 'list', '--json', '--account', accountIds[0]!], { databaseUrl }),
+      ...cases.map(([args]) => runCli(args, { databaseUrl })),
+    ]);
+    cases.forEach(([, code, message], i) => oneLineError(errors[i]!, code, message));
+    assert.equal(keys!.code, 0, keys!.stderr);
+    assert.equal(one!.code, 0, one!.stderr);
+    assert.equal(one!.stdout, '', 'the new account has no users');
   });
 
-  it('never creates a database for a read-only command', async () => {
+  // a SQLite file whatever the pass
+  it('never creates a database for a read-only command', { skip: onSqlitePassOnly }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'burrow-cli-'));
     const file = join(dir, 'missing', 'burrow.db');
-    for (const args of [['users', 'list'], ['bots', 'list'], ['accounts', 'list'], ['api-keys', 'list']]) {
-      const result = await runCli(args, { databaseUrl: `sqlite:${file}` });
+    const commands = [['users', 'list'], ['bots', 'list'], ['accounts', 'list'], ['api-keys', 'list']];
+    for (const result of await Promise.all(commands.map((args) => runCli(args, { databaseUrl: `sqlite:${file}` })))) {
       oneLineError(result, 1, /^burrow: DATABASE_URL: there is no database at /);
     }
     assert.ok(!existsSync(join(dir, 'missing')), 'no directory or file was created');
@@ -94,8 +103,9 @@ describe('burrow CLI errors and exit codes', () => {
     const url = tempDatabaseUrl();
     const file = url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : undefined;
     if (file) writeFileSync(file, ''); // an empty file: SQLite takes it for an empty database
-    for (const args of [['users', 'list'], ['accounts', 'list'], ['api-keys', 'list']]) {
-      oneLineError(await runCli(args, { databaseUrl: url }), 1, /^burrow: DATABASE_URL: the database has no burrow tables yet: run `burrow migrate`/);
+    const commands = [['users', 'list'], ['accounts', 'list'], ['api-keys', 'list']];
+    for (const result of await Promise.all(commands.map((args) => runCli(args, { databaseUrl: url })))) {
+      oneLineError(result, 1, /^burrow: DATABASE_URL: the database has no burrow tables yet: run `burrow migrate`/);
     }
     if (file) {
       // (opening it writes SQLite's header and WAL mode: no schema)
@@ -137,20 +147,27 @@ describe('burrow CLI errors and exit codes', () => {
     assert.deepEqual(listed.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { name: string }).name), ['first']);
   });
 
-  it('answers a usage error with one line and exit 2', async () => {
-    oneLineError(await runCli(['users', 'list', '--bogus'], { databaseUrl }), 2, /unknown option '--bogus'.*users list --help/);
-    oneLineError(await runCli(['users', 'lisst'], { databaseUrl }), 2, /unknown command 'lisst'/);
-    oneLineError(await runCli(['users', 'create'], { databaseUrl }), 2, /required option '--name <name>'/);
-    for (const name of ['', '   ', 'two\nlines', 'x'.repeat(256)]) {
-      oneLineError(await runCli(['accounts', 'create', '--name', name], { databaseUrl }), 2, /^burrow: --name must be 1 to 255 characters of one line/);
-    }
-    const version = await runCli(['--version'], { databaseUrl });
-    assert.equal(version.code, 0);
-    assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
-    oneLineError(await runCli(['users', 'list'], { env: { DATABASE_URL: 'mysql://x' } }), 2, /DATABASE_URL/);
+  // refused before the store is opened: the same on either
+  it('answers a usage error with one line and exit 2', { skip: onSqlitePassOnly }, async () => {
+    const cases: [string[], RegExp][] = [
+      [['users', 'list', '--bogus'], /unknown option '--bogus'.*users list --help/],
+      [['users', 'lisst'], /unknown command 'lisst'/],
+      [['users', 'create'], /required option '--name <name>'/],
+      ...['', '   ', 'two\nlines', 'x'.repeat(256)].map((name): [string[], RegExp] => [['accounts', 'create', '--name', name], /^burrow: --name must be 1 to 255 characters of one line/]),
+    ];
+    const [version, mysql, ...results] = await Promise.all([
+      runCli(['--version'], { databaseUrl }),
+      runCli(['users', 'list'], { env: { DATABASE_URL: 'mysql://x' } }),
+      ...cases.map(([args]) => runCli(args, { databaseUrl })),
+    ]);
+    cases.forEach(([, message], i) => oneLineError(results[i]!, 2, message));
+    assert.equal(version!.code, 0);
+    assert.match(version!.stdout, /^\d+\.\d+\.\d+\n$/);
+    oneLineError(mysql!, 2, /DATABASE_URL/);
   });
 
-  it('names the variable of every start-up error and exits within seconds', async () => {
+  // each case names its own DATABASE_URL, or fails before opening one
+  it('names the variable of every start-up error and exits within seconds', { skip: onSqlitePassOnly }, async () => {
     const busy = net.createServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     after(() => busy.close());
@@ -177,12 +194,17 @@ describe('burrow CLI errors and exit codes', () => {
       // Only "the edge-http listener" before.
       [{ DATABASE_URL: 'sqlite::memory:', ...(await dataPlaneOn()), EDGE_HTTP_PORT: String(busyPort) }, 1, new RegExp(`^burrow: EDGE_HTTP_PORT: cannot listen on 127\\.0\\.0\\.1:${busyPort}: .*EADDRINUSE`)],
     ];
-    for (const [env, code, message] of cases) {
+    const run = async ([env, code, message]: (typeof cases)[number]) => {
       const started = Date.now();
       // Before, the /proc case never ended; ~3 s alone, the bound allows for a loaded test run.
       // AGENT_PORT=0: the data plane would make its CA in ./data/tls of the repository
       const result = await runCli(['serve'], { env: { PORT: '0', AGENT_PORT: '0', LOG_LEVEL: 'silent', ...env }, timeoutMs: 20_000 });
-      const elapsed = Date.now() - started;
+      return { env, code, message, result, elapsed: Date.now() - started };
+    };
+    // Four at a time: each case is a process of its own that mostly waits on its own failure.
+    const runs = [];
+    for (let i = 0; i < cases.length; i += 4) runs.push(...(await Promise.all(cases.slice(i, i + 4).map(run))));
+    for (const { env, code, message, result, elapsed } of runs) {
       // serve prints the bootstrap notice on an empty database before it listens: drop it.
       const lines = result.stderr.split('\n').filter((line) => line.startsWith('burrow: ') && !line.includes('created the first admin'));
       assert.equal(result.code, code, `${JSON.stringify(env)}: exit code; stderr: ${result.stderr}`);

@@ -1,59 +1,15 @@
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
+import { freePortRange, freePorts, withFreshPorts } from './ports.js';
 import { api, makeTempDir, runCli, startServer, type ServerProcess, type StartOptions } from './server-process.js';
+
+export { freePortRange, freePorts } from './ports.js';
 
 /**
  * Real `burrow serve` processes with the data plane on, for the agent suites: free ports for
  * AGENT_PORT and the edge listeners, a temporary TLS_DIR, a small EDGE_TCP_PORTS range.
  */
-
-/** True when nothing listens on the port (on 127.0.0.1) right now. */
-function isFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-/** Ports handed out by this process, so two helpers never pick the same one. */
-const handedOut = new Set<number>();
-
-/**
- * Ports are picked from 21000–30999, below the kernel's ephemeral range (32768+ here): a port
- * picked by listening on 0 and closing could be handed again to the next listener on port 0 (a
- * server's PORT=0 API listener took an edge port that way once).
- */
-const PICK_FROM = 21_000;
-const PICK_SPAN = 10_000;
-
-/** `count` distinct free ports (not necessarily consecutive). */
-export async function freePorts(count: number): Promise<number[]> {
-  const ports: number[] = [];
-  for (let attempt = 0; ports.length < count; attempt++) {
-    if (attempt >= 200 * count) throw new Error('no free port found');
-    const port = PICK_FROM + Math.floor(Math.random() * PICK_SPAN);
-    if (handedOut.has(port) || !(await isFree(port))) continue;
-    handedOut.add(port);
-    ports.push(port);
-  }
-  return ports;
-}
-
-/** A range of `size` consecutive free ports. */
-export async function freePortRange(size: number): Promise<{ first: number; last: number }> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const first = PICK_FROM + Math.floor(Math.random() * (PICK_SPAN - size));
-    const ports = Array.from({ length: size }, (_, i) => first + i);
-    if (ports.some((port) => handedOut.has(port))) continue;
-    if ((await Promise.all(ports.map(isFree))).every(Boolean)) {
-      for (const port of ports) handedOut.add(port);
-      return { first, last: first + size - 1 };
-    }
-  }
-  throw new Error('no free port range found');
-}
 
 export interface DataPlaneEnv {
   /** The environment to give `startServer` (pass it again to restart on the same ports). */
@@ -93,9 +49,13 @@ export interface DataPlaneServer extends ServerProcess {
 export async function startDataPlaneServer(
   options: StartOptions & { plane?: DataPlaneEnv; extraEnv?: Record<string, string> } = {},
 ): Promise<DataPlaneServer> {
-  const plane = options.plane ?? (await dataPlaneEnv(options.extraEnv));
-  const server = await startServer({ ...options, env: { ...plane.env, ...options.env } });
-  return Object.assign(server, { plane, caCert: () => readFileSync(join(plane.tlsDir, 'ca.pem')) });
+  const start = async (plane: DataPlaneEnv) => {
+    const server = await startServer({ ...options, env: { ...plane.env, ...options.env } });
+    return Object.assign(server, { plane, caCert: () => readFileSync(join(plane.tlsDir, 'ca.pem')) });
+  };
+  // a restart must keep its ports; a first start may move to others
+  if (options.plane) return start(options.plane);
+  return withFreshPorts(() => dataPlaneEnv(options.extraEnv), start);
 }
 
 export interface MadeCredential {

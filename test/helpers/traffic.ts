@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import ngrok from '@ngrok/ngrok';
-import { freePortRange, freePorts } from './data-plane.js';
+import { freePortRange, freePorts, withFreshPorts } from './ports.js';
 import { api, makeTempDir, PROJECT_ROOT, startServer, type ServerProcess, type StartOptions } from './server-process.js';
 
 /**
@@ -29,24 +29,28 @@ export async function freePort(): Promise<number> {
 }
 
 export async function startDataPlane(options: StartOptions & { tcpPortCount?: number } = {}): Promise<TrafficServer> {
-  const [agentPort, httpPort, tlsPort] = [await freePort(), await freePort(), await freePort()];
-  const tcpPorts = await freePortRange(options.tcpPortCount ?? 4);
-  const tlsDir = makeTempDir('burrow-tls-');
-  const edgeDomain = 'burrow.localhost';
-  const server = await startServer({
-    ...options,
-    env: {
-      AGENT_PORT: String(agentPort),
-      EDGE_HTTP_PORT: String(httpPort),
-      EDGE_TLS_PORT: String(tlsPort),
-      EDGE_TCP_PORTS: `${tcpPorts.first}-${tcpPorts.last}`,
-      EDGE_DOMAIN: edgeDomain,
-      TLS_DIR: tlsDir,
-      LOG_LEVEL: 'info',
-      ...options.env,
-    },
+  const pick = async () => {
+    const [agentPort, httpPort, tlsPort] = (await freePorts(3)) as [number, number, number];
+    return { agentPort, httpPort, tlsPort, tcpPorts: await freePortRange(options.tcpPortCount ?? 4) };
+  };
+  return withFreshPorts(pick, async ({ agentPort, httpPort, tlsPort, tcpPorts }) => {
+    const tlsDir = makeTempDir('burrow-tls-');
+    const edgeDomain = 'burrow.localhost';
+    const server = await startServer({
+      ...options,
+      env: {
+        AGENT_PORT: String(agentPort),
+        EDGE_HTTP_PORT: String(httpPort),
+        EDGE_TLS_PORT: String(tlsPort),
+        EDGE_TCP_PORTS: `${tcpPorts.first}-${tcpPorts.last}`,
+        EDGE_DOMAIN: edgeDomain,
+        TLS_DIR: tlsDir,
+        LOG_LEVEL: 'info',
+        ...options.env,
+      },
+    });
+    return Object.assign(server, { agentPort, httpPort, tlsPort, tcpPorts, tlsDir, caPath: join(tlsDir, 'ca.pem'), edgeDomain });
   });
-  return Object.assign(server, { agentPort, httpPort, tlsPort, tcpPorts, tlsDir, caPath: join(tlsDir, 'ca.pem'), edgeDomain });
 }
 
 /** A credential's token (no ACL: binds anything). */
