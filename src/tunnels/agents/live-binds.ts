@@ -105,8 +105,9 @@ export class LiveBinds implements TargetClaims, EndpointPools<EndpointPool> {
   }
 
   /**
-   * Joins the URL's pool, or opens one with a new endpoint row. A second bind of one URL needs
-   * pooling on both sides (else 334); an endpoint held by another instance is also 334.
+   * Joins the URL's pool, or opens one: with a new endpoint row, or joining the pooled endpoint
+   * another instance holds (CLUSTER.md §2). A second bind of one URL needs pooling on both sides
+   * (else 334), as does an endpoint held by another instance.
    */
   async join(
     url: string,
@@ -120,21 +121,26 @@ export class LiveBinds implements TargetClaims, EndpointPools<EndpointPool> {
     if (refused) throw refused;
     const existing = this.registry.pool(url);
     if (existing) return existing;
-    if (!(await this.ingress.openEndpoint(endpoint))) throw agentErrors.alreadyOnline(url);
+    const opening = await this.ingress.openEndpoint(endpoint);
+    if (!opening) throw agentErrors.alreadyOnline(url);
     // Another bind of the same URL (or of its rival) may have opened a pool while the insert ran.
     const raced = this.registry.pool(url);
     const racedRefusal = refusal();
-    if (raced || racedRefusal) await this.repository.deleteEndpoint(endpoint.id);
+    if ((raced || racedRefusal) && !opening.joined) await this.repository.deleteEndpoint(endpoint.id);
     if (racedRefusal) throw racedRefusal;
     if (raced) return raced;
-    const pool = new EndpointPool(url, endpoint.id, pooling);
+    const pool = new EndpointPool(url, opening.endpointId, pooling);
     this.registry.addPool(pool);
     return pool;
   }
 
+  async settle(pool: EndpointPool, endpoint: Endpoint): Promise<void> {
+    if (pool.endpointId !== endpoint.id) await this.ingress.keepJoined(endpoint, pool.endpointId);
+  }
+
   async closeIfEmpty(url: string): Promise<void> {
     const emptied = this.registry.removeIfEmpty(url);
-    if (emptied) await this.repository.deleteEndpoint(emptied.endpointId);
+    if (emptied) await this.ingress.closeEndpoint(emptied.endpointId);
   }
 
   /** Whether a bind of `url` would find it free here: no pool yet, or a pooling one it may join. */
