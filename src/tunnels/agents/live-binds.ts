@@ -1,7 +1,7 @@
 import { agentErrors, AgentRefusal } from '../../domain/tunnels/agent-errors.js';
 import type { EndpointPools, TargetClaims } from '../../domain/tunnels/bind-execution.js';
 import { poolRefusal, takenRefusal } from '../../domain/tunnels/bind-plan.js';
-import type { BindTarget, BoundTarget, EdgeSettings } from '../../domain/tunnels/binds.js';
+import { publicUrl, type BindTarget, type BoundTarget, type EdgeSettings } from '../../domain/tunnels/binds.js';
 import type { AgentIngress, IngressRepository } from '../../domain/tunnels/ingress.js';
 import type { Endpoint } from '../../domain/tunnels/types.js';
 import { randomBytes } from 'node:crypto';
@@ -73,7 +73,8 @@ export class LiveBinds implements TargetClaims, EndpointPools<EndpointPool> {
     if (held && held.accountId !== accountId) return;
     if (held && --held.uses > 0) return;
     this.claimUses.delete(key);
-    if (target.kind === 'tcp') this.registry.tcpPorts.close(target.port);
+    // a port other instances' tunnels of the pooled endpoint still serve stays open (remote-tunnels.ts closes it with them)
+    if (target.kind === 'tcp' && !this.registry.remotePool(publicUrl('tcp', this.edge.publicHost, target.port))) this.registry.tcpPorts.close(target.port);
     await this.ingress.release(target, accountId);
   }
 
