@@ -76,19 +76,19 @@ describe('the holder letting go', () => {
   it('its last tunnel leaves: the row passes to the instance still serving, then goes with that one’s last', async () => {
     const { a, b, held, aTunnel, bTunnel, bSession } = await spread('pass.example.com');
     await repo.deleteTunnel(aTunnel, a);
-    await ingressOf(a).closeEndpoint(held.id);
+    await ingressOf(a).closeEndpoint(held.id, true);
     assert.deepEqual(await endpointRow(held.id), { instance_id: b, session_id: bSession, url: held.url });
-    await ingressOf(a).closeEndpoint(held.id); // not the holder any more: nothing
+    await ingressOf(a).closeEndpoint(held.id, true); // not the holder any more: nothing
     assert.equal((await endpointRow(held.id))?.instance_id, b);
     await repo.deleteTunnel(bTunnel, b);
-    await ingressOf(b).closeEndpoint(held.id);
+    await ingressOf(b).closeEndpoint(held.id, true);
     assert.equal(await endpointRow(held.id), undefined);
   });
 
   it('a joined instance’s last tunnel leaving does not touch the holder’s row', async () => {
     const { b, held, bTunnel, a } = await spread('joiner.example.com');
     await repo.deleteTunnel(bTunnel, b);
-    await ingressOf(b).closeEndpoint(held.id);
+    await ingressOf(b).closeEndpoint(held.id, true);
     assert.equal((await endpointRow(held.id))?.instance_id, a);
   });
 
@@ -96,11 +96,11 @@ describe('the holder letting go', () => {
     const { a, b, account, held, aTunnel, bTunnel } = await spread('claim.example.com');
     // as an unbind does: the tunnel row, then the endpoint, then the claim
     await repo.deleteTunnel(aTunnel, a);
-    await ingressOf(a).closeEndpoint(held.id);
+    await ingressOf(a).closeEndpoint(held.id, true);
     await repo.release('host:claim.example.com', account, a);
     assert.deepEqual(await claimRow('host:claim.example.com'), { account_id: account, instance_id: b });
     await repo.deleteTunnel(bTunnel, b);
-    await ingressOf(b).closeEndpoint(held.id);
+    await ingressOf(b).closeEndpoint(held.id, true);
     await repo.release('host:claim.example.com', account, b);
     assert.equal(await claimRow('host:claim.example.com'), undefined);
   });

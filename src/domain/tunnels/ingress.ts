@@ -58,7 +58,7 @@ export interface IngressRepository {
    * endpoint took them; nothing is written then.
    */
   keepJoined(endpoint: Endpoint, key: string, claimedAt: string): Promise<JoinedKeeping>;
-  /** Removes an endpoint row this instance has just written (a bind that lost a race). */
+  /** Removes an endpoint row of this instance no other serves (not pooled, or a bind that lost a race). */
   deleteEndpoint(id: string): Promise<void>;
   insertTunnel(tunnel: Tunnel): Promise<void>;
   /** Removes the tunnel row as `instanceId` recorded it (a rebind elsewhere keeps the id: its row stays). */
@@ -214,9 +214,13 @@ export class AgentIngress {
     if (kept === 'name-taken') throw takenRefusal(target, endpoint.accountId, this.edge);
   }
 
-  /** This instance stops serving the endpoint: its row passes to another instance still serving it, else goes. */
-  closeEndpoint(endpointId: string): Promise<void> {
-    return this.repository.releaseEndpoint(endpointId, this.instanceId);
+  /**
+   * This instance stops serving the endpoint: its row passes to another instance still serving
+   * it, else goes. Only a pooled endpoint can be served elsewhere (a join needs pooling on both
+   * sides): another is this instance's own and simply goes, in one statement.
+   */
+  closeEndpoint(endpointId: string, pooled: boolean): Promise<void> {
+    return pooled ? this.repository.releaseEndpoint(endpointId, this.instanceId) : this.repository.deleteEndpoint(endpointId);
   }
 
   private releasedIfGone(instanceId: string): Promise<boolean> {

@@ -211,8 +211,10 @@ export class SqlTunnelRepository implements IngressRepository, DataPlaneReposito
    */
   async withdrawRoutes(instanceId: string): Promise<void> {
     await this.db.deleteFrom('tunnels').where('instance_id', '=', instanceId).execute();
-    const endpoints = await this.db.selectFrom('endpoints').select('id').where('instance_id', '=', instanceId).execute();
-    for (const { id } of endpoints) await this.releaseEndpoint(id, instanceId);
+    // only a pooled endpoint has other instances' tunnels (a join needs pooling): the rest just go
+    const pooled = await this.db.selectFrom('endpoints').select('id').where('instance_id', '=', instanceId).where('pooling_enabled', '=', 1).execute();
+    for (const { id } of pooled) await this.releaseEndpoint(id, instanceId);
+    await this.db.deleteFrom('endpoints').where('instance_id', '=', instanceId).where('pooling_enabled', '=', 0).execute();
     const claims = await this.db.selectFrom('tunnel_claims').select(['key', 'account_id']).where('instance_id', '=', instanceId).execute();
     for (const claim of claims) await this.release(claim.key, claim.account_id, instanceId);
   }

@@ -343,7 +343,7 @@ export class AgentSessions implements AgentConnections {
     // both after the tunnel row when the pool emptied: one passes to an instance still serving it
     // (CLUSTER.md §2), which must not see this one's tunnel then.
     const released = async () => {
-      if (emptied) await deleted.then(() => this.ingress.closeEndpoint(emptied.endpointId));
+      if (emptied) await deleted.then(() => this.ingress.closeEndpoint(emptied.endpointId, emptied.poolingEnabled));
       if (tunnel.target) await this.binds.release(tunnel.target, tunnel.accountId);
     };
     await Promise.all([deleted, released()]);

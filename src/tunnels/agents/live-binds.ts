@@ -141,7 +141,7 @@ export class LiveBinds implements TargetClaims, EndpointPools<EndpointPool> {
 
   async closeIfEmpty(url: string): Promise<void> {
     const emptied = this.registry.removeIfEmpty(url);
-    if (emptied) await this.ingress.closeEndpoint(emptied.endpointId);
+    if (emptied) await this.ingress.closeEndpoint(emptied.endpointId, emptied.poolingEnabled);
   }
 
   /** Whether a bind of `url` would find it free here: no pool yet, or a pooling one it may join. */
