@@ -65,11 +65,8 @@ export interface IngressRepository {
   deleteTunnel(id: string, instanceId: string): Promise<void>;
   /** PatchTunnelState: the tunnel's metadata (durable before it resolves). */
   updateTunnelMetadata(id: string, metadata: string): Promise<void>;
-  /**
-   * PatchTunnelState: the endpoint's traffic policy as the API shows it (durable before it
-   * resolves), when `instanceId` holds its row (the oldest tunnel of a joined pool is not the endpoint's).
-   */
-  updateEndpointPolicy(id: string, instanceId: string, trafficPolicy: string, updatedAt: string): Promise<void>;
+  /** PatchTunnelState: the endpoint's traffic policy as the API shows it (durable before it resolves). */
+  updateEndpointPolicy(id: string, trafficPolicy: string, updatedAt: string): Promise<void>;
 }
 
 /** An endpoint row as a bind of its URL sees it. */

@@ -186,8 +186,8 @@ export class SqlTunnelRepository implements IngressRepository, DataPlaneReposito
     await this.store.durable();
   }
 
-  async updateEndpointPolicy(id: string, instanceId: string, trafficPolicy: string, updatedAt: string): Promise<void> {
-    await this.db.updateTable('endpoints').set({ traffic_policy: trafficPolicy, updated_at: updatedAt }).where('id', '=', id).where('instance_id', '=', instanceId).execute();
+  async updateEndpointPolicy(id: string, trafficPolicy: string, updatedAt: string): Promise<void> {
+    await this.db.updateTable('endpoints').set({ traffic_policy: trafficPolicy, updated_at: updatedAt }).where('id', '=', id).execute();
     await this.store.durable();
   }
 

@@ -324,7 +324,7 @@ export class AgentSessions implements AgentConnections {
     );
     if (plan.metadata !== undefined) await this.repository.updateTunnelMetadata(tunnel.id, plan.metadata);
     if (plan.policy !== undefined) {
-      if (pool && pool.tunnels[0] === tunnel) await this.repository.updateEndpointPolicy(pool.endpointId, live.record.instanceId, plan.trafficPolicy ?? '', new Date().toISOString());
+      if (pool && pool.tunnels[0] === tunnel) await this.repository.updateEndpointPolicy(pool.endpointId, plan.trafficPolicy ?? '', new Date().toISOString());
       tunnel.policy = plan.policy;
     }
     this.logger.info({ event: 'tunnel_patch', session_id: live.id, tunnel_id: tunnel.id, policy: plan.policy !== undefined, metadata: plan.metadata !== undefined }, 'tunnel state patched');
