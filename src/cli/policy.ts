@@ -1,5 +1,3 @@
-import { formatTimestamp } from '../domain/ids.js';
-import { publicUrl } from '../domain/tunnels/binds.js';
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { CliUsageError, configFor, print } from './context.js';
@@ -7,6 +5,7 @@ import type { Config } from '../config.js';
 import { parseIp } from '../domain/policy/cidr.js';
 import type { HttpDecision, PolicyConnection } from '../domain/policy/index.js';
 import type { HttpTestResult, JwtCheck } from '../domain/policy/policy-test.js';
+import { describeTestConnection, isTestEndpointHost, parseTestTime, testConnection } from '../domain/policy/test-connection.js';
 import { readHttpFlags } from './policy-http.js';
 
 /** `burrow policy validate|test`: the server's own validator and engine, offline. */
@@ -85,14 +84,14 @@ export function policyCommand(): Command {
       const { program, verdict } = outcome;
       if (http && outcome.http) {
         const result = outcome.http;
-        if (options.json) print(JSON.stringify({ file, valid: true, connection: describeInput(input.connection), ...httpJson(result) }));
+        if (options.json) print(JSON.stringify({ file, valid: true, connection: describeTestConnection(input.connection), ...httpJson(result) }));
         else for (const line of httpReport(file, program, http, result)) print(line);
         process.exitCode = result.allowed ? 0 : 1;
         return;
       }
       if (options.json) {
         const { closedBy, ...rest } = verdict; // the API's snake_case, as every other key
-        print(JSON.stringify({ file, valid: true, connection: describeInput(input.connection), ...rest, ...(closedBy ? { closed_by: closedBy } : {}) }));
+        print(JSON.stringify({ file, valid: true, connection: describeTestConnection(input.connection), ...rest, ...(closedBy ? { closed_by: closedBy } : {}) }));
       }
       else for (const line of connectionReport(file, program.rules, input.connection, verdict)) print(line);
       process.exitCode = verdict.allowed ? 0 : 1;
@@ -140,8 +139,6 @@ function usage(message: string): void {
   process.exitCode = 2;
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/;
-
 /** The connection the flags describe, or the one-line reason they do not describe one. */
 function readTestOptions(options: TestOptions, config: () => Config): { connection: PolicyConnection; maxRules: number } | string {
   if (options.clientIp === undefined) return '--client-ip is required, e.g. --client-ip 203.0.113.7.';
@@ -151,12 +148,8 @@ function readTestOptions(options: TestOptions, config: () => Config): { connecti
   if (clientPort === undefined) return `--client-port ${JSON.stringify(options.clientPort)} must be a whole number from 1 to 65535.`;
   const serverPort = port(options.serverPort);
   if (serverPort === undefined) return `--server-port ${JSON.stringify(options.serverPort)} must be a whole number from 1 to 65535.`;
-  let now = Date.now();
-  if (options.time !== undefined) {
-    const parsed = RFC3339.test(options.time) ? Date.parse(options.time) : Number.NaN;
-    if (Number.isNaN(parsed)) return `--time ${JSON.stringify(options.time)} is not an RFC 3339 time such as 2024-05-01T12:00:00Z.`;
-    now = parsed;
-  }
+  const now = options.time === undefined ? Date.now() : parseTestTime(options.time);
+  if (now === undefined) return `--time ${JSON.stringify(options.time)} is not an RFC 3339 time such as 2024-05-01T12:00:00Z.`;
   let maxRules: number;
   if (options.maxRules === undefined) {
     maxRules = config().maxPolicyRules;
@@ -164,23 +157,10 @@ function readTestOptions(options: TestOptions, config: () => Config): { connecti
     maxRules = /^\d{1,4}$/.test(options.maxRules) ? Number(options.maxRules) : Number.NaN;
     if (!(maxRules >= 1 && maxRules <= 1000)) return '--max-rules must be a whole number from 1 to 1000.';
   }
-  const host = options.endpointHost ?? '';
-  if (/[\s/]/.test(host)) return `--endpoint-host ${JSON.stringify(host)} is not a host name.`;
-  return {
-    maxRules,
-    connection: {
-      clientIp: options.clientIp,
-      clientPort,
-      serverIp: options.serverIp,
-      serverPort,
-      region: options.region ?? config().tunnels.region,
-      startedAt: now,
-      now,
-      endpoint: host
-        ? { host, port: serverPort, addr: `${host}:${serverPort}`, url: publicUrl('tls', host, serverPort), protocol: 'tls' }
-        : { port: serverPort, protocol: 'tls' },
-    },
-  };
+  const endpointHost = options.endpointHost ?? '';
+  if (!isTestEndpointHost(endpointHost)) return `--endpoint-host ${JSON.stringify(endpointHost)} is not a host name.`;
+  const region = options.region ?? config().tunnels.region;
+  return { maxRules, connection: testConnection({ clientIp: options.clientIp, clientPort, serverIp: options.serverIp, serverPort, region, endpointHost, now }) };
 }
 
 function isIp(text: string): boolean {
@@ -192,18 +172,6 @@ function port(text: string): number | undefined {
   if (!/^\d{1,5}$/.test(text)) return undefined;
   const value = Number(text);
   return value >= 1 && value <= 65535 ? value : undefined;
-}
-
-function describeInput(connection: PolicyConnection): Record<string, unknown> {
-  return {
-    client_ip: connection.clientIp,
-    client_port: connection.clientPort,
-    server_ip: connection.serverIp,
-    server_port: connection.serverPort,
-    region: connection.region,
-    endpoint_host: connection.endpoint.host ?? '',
-    time: formatTimestamp(Math.floor(new Date(connection.now).getTime() / 1000)),
-  };
 }
 
 async function readStdin(): Promise<string> {

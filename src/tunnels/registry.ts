@@ -77,6 +77,8 @@ export interface EdgeResolver {
 
 /** Which pool serves a public host name on one scheme: how the HTTP proxies and the TLS port route. */
 export interface HostRoutes {
+  /** The URL of the endpoint named `host` on this scheme (what withdrawals are remembered by). */
+  urlOf(host: string): string;
   /** The name's own endpoint. */
   exact(host: string): EndpointPool | undefined;
   /** The most specific wildcard endpoint covering the name. */
@@ -151,8 +153,10 @@ export class TunnelRegistry {
   /** Called with the URL of each pool that opens (its first tunnel): ACME orders its name. */
   poolOpened: (url: string) => void = () => {};
 
-  /** Public connections waiting for their name's route to appear (an agent moving between instances). */
-  readonly waits = new RouteWaits();
+  constructor(
+    /** Public connections waiting for their name's route to appear (an agent moving between instances). */
+    readonly waits = new RouteWaits(),
+  ) {}
 
   /** A tunnel was added here or another instance's was routed: the waiting connections look again. */
   routesChanged(): void {
@@ -206,6 +210,7 @@ export class TunnelRegistry {
     this.remotePools.delete(url);
     if (isWildcardUrl(url)) this.wildcardPools--;
     this.link(url);
+    this.waits.moving.withdrawn(url);
     return pool;
   }
 
@@ -244,6 +249,7 @@ export class TunnelRegistry {
     this.pools.delete(url);
     pool.partner = undefined;
     if (isWildcardUrl(url)) this.wildcardPools--;
+    this.waits.moving.withdrawn(url);
     return pool;
   }
 

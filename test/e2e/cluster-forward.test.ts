@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import { join } from 'node:path';
 import tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import ngrok from '@ngrok/ngrok';
 import { loadOrCreateCa } from '../../src/tunnels/tls/ca.js';
 import { issueCertificate } from '../../src/tunnels/tls/certificates.js';
+import { eventually } from '../helpers/cluster.js';
+import { MOVE_WINDOW_MS } from '../../src/domain/tunnels/moving-names.js';
 import { clusterSchema, clusterSkipReason } from '../helpers/cluster-db.js';
-import { freePortRange, freePorts, makeCredential } from '../helpers/data-plane.js';
-import { api, cleanupProcesses, generateApiKey, makeTempDir, startServer, type ServerProcess } from '../helpers/server-process.js';
+import { EDGE_B, startInstancePair, type InstancePair, type PairedInstance } from '../helpers/cluster-pair.js';
+import { makeCredential } from '../helpers/data-plane.js';
+import { api, cleanupProcesses, makeTempDir, type ServerProcess } from '../helpers/server-process.js';
 
 /**
  * CLUSTER.md §2 end to end: two real instances on one PostgreSQL schema, each on its own
@@ -23,38 +23,24 @@ import { api, cleanupProcesses, generateApiKey, makeTempDir, startServer, type S
  */
 const skip = await clusterSkipReason('cluster-forward suite');
 
-const EDGE_A = '127.0.1.1';
-const EDGE_B = '127.0.1.2';
 const HTTP_HOST = 'web.burrow.localhost';
 const TLS_HOST = 'secure.burrow.localhost';
 const EDGE_NAME = 'edge.example.com';
+/** Names an agent moves with from one session to the next (CLUSTER.md §3's route waits). */
+const MOVER_HOST = 'mover.burrow.localhost';
+const MOVER_TLS_HOST = 'mover-tls.burrow.localhost';
 
-interface Instance extends ServerProcess {
-  agentPort: number;
-  ca: Buffer;
-}
-
-/** `probe` again until it resolves (a bind reaches B's routes within 1 s), its last failure thrown after 3 s. */
-async function eventually<T>(probe: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + 3_000;
-  for (;;) {
-    try {
-      return await probe();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}
 
 const localPort = (server: net.Server) => (server.address() as net.AddressInfo).port;
 
 describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
   const schema = clusterSchema('fwd');
   const closers: (() => unknown)[] = [];
-  let a: Instance;
-  let b: Instance;
-  let ports: { http: number; tls: number; tcp: { first: number; last: number } };
+  let a: PairedInstance;
+  let b: PairedInstance;
+  let ports: InstancePair['ports'];
+  /** When B was up: its first moments (MOVE_WINDOW_MS) every unrouted name waits. */
+  let bUpAt: number;
   let session: ngrok.Session;
   let credentialId: string;
   let localHttp: http.Server;
@@ -68,39 +54,15 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
   const seen: http.IncomingHttpHeaders[] = [];
 
   before(async () => {
-    const databaseUrl = schema.url;
-    const [http_, tls_, link, agentA, agentB] = (await freePorts(5)) as [number, number, number, number, number];
-    clusterPort = link;
-    ports = { http: http_, tls: tls_, tcp: await freePortRange(4) };
-    const secret = randomBytes(32).toString('hex');
-    const key = generateApiKey();
-    const start = async (edgeHost: string, agentPort: number): Promise<Instance> => {
-      const tlsDir = makeTempDir('burrow-fwd-');
-      const server = await startServer({
-        databaseUrl,
-        bootstrapApiKey: key,
-        env: {
-          AGENT_PORT: String(agentPort),
-          EDGE_HOST: edgeHost,
-          EDGE_HTTP_PORT: String(ports.http),
-          EDGE_TLS_PORT: String(ports.tls),
-          EDGE_TCP_PORTS: `${ports.tcp.first}-${ports.tcp.last}`,
-          EDGE_DOMAIN: 'burrow.localhost',
-          TLS_DIR: tlsDir,
-          CLUSTER_SECRET: secret,
-          CLUSTER_ADDR: `${edgeHost}:${clusterPort}`,
-          LOG_LEVEL: 'info',
-        },
-      });
-      return Object.assign(server, { agentPort, ca: readFileSync(join(tlsDir, 'ca.pem')) });
-    };
-    a = await start(EDGE_A, agentA);
-    b = await start(EDGE_B, agentB);
+    ({ a, b, ports } = await startInstancePair(schema.url));
+    clusterPort = ports.link;
+    bUpAt = Date.now();
 
     localHttp = http.createServer((req, res) => {
       seen.push(req.headers);
       res.end(`local saw ${req.url}`);
     });
+    localHttp.on('upgrade', (_req: http.IncomingMessage, socket: net.Socket) => socket.end('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: burrow-test\r\n\r\n'));
     await new Promise<void>((resolve) => localHttp.listen(0, '127.0.0.1', resolve));
     closers.push(() => localHttp.close());
     const cred = await makeCredential(a, []);
@@ -108,7 +70,7 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
     session = await new ngrok.SessionBuilder().authtoken(cred.token).serverAddr(`127.0.0.1:${a.agentPort}`).caCert(a.ca).connect();
     const localCaAuthority = await loadOrCreateCa(makeTempDir('fwd-local-ca-'));
     localCa = localCaAuthority.certPem;
-    const leaf = await issueCertificate(localCaAuthority, { dnsNames: [TLS_HOST, EDGE_NAME] });
+    const leaf = await issueCertificate(localCaAuthority, { dnsNames: [TLS_HOST, EDGE_NAME, MOVER_TLS_HOST] });
     const localTls = tls.createServer({ cert: leaf.certPem, key: leaf.keyPem }, (socket) => {
       socket.on('error', () => {});
       socket.pipe(socket);
@@ -131,6 +93,24 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.once('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString() }));
+      });
+      req.once('error', reject);
+      req.once('timeout', () => req.destroy(new Error('timeout')));
+      req.end();
+    });
+  }
+
+  /** A WebSocket-style upgrade through `edgeHost`'s HTTP port: the status it was answered (101 when switched). */
+  function upgrade(edgeHost: string, host: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: edgeHost, port: ports.http, path: '/ws', headers: { host, connection: 'Upgrade', upgrade: 'burrow-test' }, agent: false, timeout: 5_000 });
+      req.once('upgrade', (res, socket) => {
+        socket.destroy();
+        resolve(res.statusCode!);
+      });
+      req.once('response', (res) => {
+        res.resume();
+        resolve(res.statusCode!);
       });
       req.once('error', reject);
       req.once('timeout', () => req.destroy(new Error('timeout')));
@@ -250,6 +230,52 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
       });
       assert.equal(outcome, 'closed');
     }
+  });
+
+  it('past its first moments, B answers an unknown name at once; a name whose agent moves waits for its new route (HTTP, upgrade, TLS passthrough)', async () => {
+    const settled = bUpAt + MOVE_WINDOW_MS + 500 - Date.now();
+    if (settled > 0) await new Promise((resolve) => setTimeout(resolve, settled));
+    let asked = Date.now();
+    const unknown = await get(EDGE_B, 'nobody.burrow.localhost', '/');
+    assert.equal(unknown.status, 404, unknown.body);
+    assert.equal(await upgrade(EDGE_B, 'nobody.burrow.localhost'), 404);
+    await assert.rejects(tlsEcho('nobody-tls.burrow.localhost', localCa, 'hello?'), /unrecognized name/i);
+    const unknownMs = Date.now() - asked;
+    console.log(`# an unknown name on B: 404, 404 and the TLS alert in ${unknownMs} ms`);
+    assert.ok(unknownMs < 1_000, `answered after ${unknownMs} ms`);
+
+    const bindOn = async (instance: PairedInstance) => {
+      const cred = await makeCredential(instance, []);
+      const mover = await new ngrok.SessionBuilder().authtoken(cred.token).serverAddr(`127.0.0.1:${instance.agentPort}`).caCert(instance.ca).connect();
+      closers.unshift(() => mover.close().catch(() => {}));
+      await mover.httpEndpoint().domain(MOVER_HOST).scheme('HTTP').listenAndForward(`http://127.0.0.1:${localPort(localHttp)}`);
+      await mover.tlsEndpoint().domain(MOVER_TLS_HOST).listenAndForward(`tls://127.0.0.1:${localTlsPort}`);
+      return cred.id;
+    };
+    // the agent is on B first, then moves to A (B's own session ends: A's logs keep to the suite's other tests)
+    const first = await bindOn(b);
+    assert.equal((await eventually(async () => {
+      const answer = await get(EDGE_B, MOVER_HOST, '/before');
+      if (answer.status !== 200) throw new Error(`${answer.status} ${answer.body}`);
+      return answer;
+    })).body, 'local saw /before');
+    assert.equal(await eventually(() => tlsEcho(MOVER_TLS_HOST, localCa, 'before')), 'before');
+    // the agent leaves B (its session ended: the SDK's close() does not tell the server), and binds
+    // its names on A, in a new session, a second after the requests came to B
+    assert.equal((await api(b, 'DELETE', `/credentials/${first}`)).status, 204);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    asked = Date.now();
+    const moved = Promise.all([get(EDGE_B, MOVER_HOST, '/moved'), upgrade(EDGE_B, MOVER_HOST), tlsEcho(MOVER_TLS_HOST, localCa, 'moved')]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await bindOn(a);
+    const [answer, switched, echoed] = await moved;
+    const movedMs = Date.now() - asked;
+    console.log(`# a moving agent's name on B: served ${movedMs} ms after the request (rebound on A after 1 s)`);
+    assert.equal(answer.status, 200, answer.body);
+    assert.equal(answer.body, 'local saw /moved');
+    assert.equal(switched, 101);
+    assert.equal(echoed, 'moved');
+    assert.ok(movedMs >= 1_000, `answered after ${movedMs} ms: before the agent was back`);
   });
 
   it('revoking the credential through B ends the session held by A within 1 s of the answer; its endpoints leave B, TCP port included', async () => {

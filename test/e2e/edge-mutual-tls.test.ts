@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import https from 'node:https';
+import type https from 'node:https';
 import { after, before, test } from 'node:test';
 import type ngrok from '@ngrok/ngrok';
-import { loadOrCreateCa } from '../../src/tunnels/tls/ca.js';
-import { issueCertificate, type IssuedCertificate } from '../../src/tunnels/tls/certificates.js';
+import type { IssuedCertificate } from '../../src/tunnels/tls/certificates.js';
+import { httpsGet, makeEdgeTlsCertificates, startHelloService, TLS_HEADERS_POLICY } from '../helpers/edge-tls.js';
 import { startPlainService, tlsExchange } from '../helpers/plain-service.js';
-import { cleanupProcesses, makeTempDir } from '../helpers/server-process.js';
+import { cleanupProcesses } from '../helpers/server-process.js';
 import { connectAgent, createToken, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
 
 /**
@@ -35,20 +35,10 @@ before(async () => {
   server = await startDataPlane();
   burrowCa = readFileSync(server.caPath, 'utf8');
   session = await connectAgent(server, await createToken(server));
-  const clientCa = await loadOrCreateCa(makeTempDir('mtls-client-ca-'));
-  clientCaPem = clientCa.certPem;
-  trusted = await issueCertificate(clientCa, { dnsNames: ['client.example.com'] });
-  stranger = await issueCertificate(await loadOrCreateCa(makeTempDir('mtls-other-ca-')), { dnsNames: ['client.example.com'] });
-  const serverCa = await loadOrCreateCa(makeTempDir('mtls-agent-ca-'));
-  serverCaPem = serverCa.certPem;
-  agentLeaf = await issueCertificate(serverCa, { dnsNames: ['own-cert.example.com', 'both.example.com'] });
+  ({ clientCaPem, trusted, stranger, agentCaPem: serverCaPem, agentLeaf } = await makeEdgeTlsCertificates(['own-cert.example.com', 'both.example.com']));
   plain = await startPlainService();
   closers.push(() => plain.close());
-  web = http.createServer((req, res) => {
-    seen.push(req.headers);
-    res.end('hello');
-  });
-  await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
+  web = await startHelloService(seen);
   closers.push(() => new Promise((resolve) => web.close(resolve)));
 });
 
@@ -62,39 +52,11 @@ function keep(listener: ngrok.Listener): void {
   closers.push(() => listener.close().catch(() => {}));
 }
 
-function get(host: string, options: https.RequestOptions = {}): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = https.request({ host: '127.0.0.1', port: server.tlsPort, servername: host, path: '/', headers: { host }, ca: burrowCa, agent: false, timeout: 10_000, ...options });
-    req.once('response', (res) => {
-      let body = '';
-      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      res.once('end', () => resolve({ status: res.statusCode!, body }));
-    });
-    req.once('error', reject);
-    req.once('timeout', () => req.destroy(new Error('timeout')));
-    req.end();
-  });
-}
-
-const TLS_HEADERS = `
-on_http_request:
-  - actions:
-      - type: add-headers
-        config:
-          headers:
-            x-tls-version: "\${conn.tls.version}"
-            x-tls-sni: "\${conn.tls.sni}"
-            x-tls-cipher: "\${conn.tls.cipher_suite}"
-            x-client-cn: "\${conn.tls.client.san.dns_names[0]}"
-            x-client-serial: "\${conn.tls.client.serial_number}"
-            x-client-not-after: "\${conn.tls.client.validity.not_after}"
-            x-client-sig: "\${conn.tls.client.signature_algorithm}"
-            x-server-dns: "\${conn.tls.server.san.dns_names.join(',')}"
-`;
+const get = (host: string, options: https.RequestOptions = {}) => httpsGet('127.0.0.1', server.tlsPort, host, { ca: burrowCa, ...options });
 
 test('https with .mutualTlsca(): a client certificate from the CA is served, and conn.tls.* reach the policy', { timeout: 60_000 }, async () => {
   const host = 'mtls-https.example.com';
-  const listener = await session.httpEndpoint().domain(host).mutualTlsca(Buffer.from(clientCaPem)).trafficPolicy(TLS_HEADERS).listenAndForward(`http://127.0.0.1:${(web.address() as { port: number }).port}`);
+  const listener = await session.httpEndpoint().domain(host).mutualTlsca(Buffer.from(clientCaPem)).trafficPolicy(TLS_HEADERS_POLICY).listenAndForward(`http://127.0.0.1:${(web.address() as { port: number }).port}`);
   keep(listener);
   const answer = await get(host, { cert: trusted.certPem, key: trusted.keyPem, maxVersion: 'TLSv1.2' });
   assert.equal(answer.status, 200);

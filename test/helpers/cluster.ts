@@ -168,6 +168,19 @@ async function waitForPort(host: string, port: number): Promise<void> {
   }
 }
 
+/** `probe` again until it resolves (a bind reaches another instance's routes within 1 s), its last failure thrown after 3 s. */
+export async function eventually<T>(probe: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 3_000;
+  for (;;) {
+    try {
+      return await probe();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
 export interface Answer {
   status: number;
   body: string;

@@ -2,29 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTestApp, json, type TestApp } from '../helpers/app.js';
 import { expectError } from '../helpers/assertions.js';
+import { TRIAL_HTTP_POLICY } from '../helpers/policy.js';
 
 // POST /traffic_policy/test (HTTP-POLICY.md §6 over the API; DECISIONS "The policy test over the API").
-const HTTP_POLICY = `on_http_request:
-  - name: private
-    expressions: ["req.url.path.startsWith('/private')"]
-    actions:
-      - type: deny
-  - name: tag
-    actions:
-      - type: add-headers
-        config: {headers: {x-client: "\${conn.client_ip}"}}
-      - type: url-rewrite
-        config: {from: "/v1/", to: "/v2/"}
-      - type: log
-        config: {metadata: {path: "\${req.url.path}"}}
-on_http_response:
-  - actions:
-      - type: remove-headers
-        config: {headers: [server]}
-      - type: add-headers
-        config: {headers: {x-status: "\${res.status_code}"}}
-`;
-
 const TCP_POLICY = `on_tcp_connect:
   - name: office
     actions:
@@ -54,7 +34,7 @@ const test = (body: unknown, key?: string) => t.call({ method: 'POST', url: '/tr
 describe('POST /traffic_policy/test', () => {
   it('runs a request and the agent’s answer through the HTTP phases: the request as the agent gets it, the answer the client gets', async () => {
     const response = await test({
-      policy: HTTP_POLICY,
+      policy: TRIAL_HTTP_POLICY,
       connection: { client_ip: '198.51.100.9' },
       request: { method: 'GET', path: '/v1/items?q=1', headers: { Accept: ['text/html'] }, endpoint_url: 'http://app.example.com:8080' },
       response: { status: 200, headers: { Server: ['nginx'], 'Content-Type': ['text/html'] } },
@@ -66,34 +46,34 @@ describe('POST /traffic_policy/test', () => {
     assert.equal(result.connection.endpoint_host, 'app.example.com');
     assert.equal(result.connection.server_port, 8080);
     assert.deepEqual(result.on_http_request?.actions, [
-      { rule: 2, type: 'add-headers' },
-      { rule: 2, type: 'url-rewrite' },
-      { rule: 2, type: 'log' },
+      { rule: 3, type: 'add-headers' },
+      { rule: 3, type: 'url-rewrite' },
+      { rule: 3, type: 'log' },
     ]);
     // Actions see the request as earlier actions left it.
     assert.deepEqual(result.on_http_request?.logs, [{ path: '/v2/items' }]);
     assert.deepEqual(result.forwarded, {
       method: 'GET',
       path: '/v2/items?q=1',
-      headers: { host: ['app.example.com:8080'], accept: ['text/html'], 'x-client': ['198.51.100.9'] },
+      headers: { host: ['app.example.com:8080'], accept: ['text/html'], 'x-client': ['198.51.100.9'], 'x-q': ['1'] },
     });
     assert.equal(result.answer?.status, 200);
     assert.deepEqual(result.answer?.headers, { 'content-type': ['text/html'], 'x-status': ['200'] });
     assert.deepEqual(result.on_http_response?.actions.map((a) => a.type), ['remove-headers', 'add-headers']);
     // The same lines `burrow policy test` prints.
-    assert.ok(result.report.includes('  Rule 1 ("private"): not matched'), result.report.join('\n'));
+    assert.ok(result.report.includes('  Rule 2 ("private"): not matched'), result.report.join('\n'));
     assert.ok(result.report.includes('Verdict: reaches the agent'));
   });
 
   it('an answer the policy makes: nothing to the agent, its status and body, later rules not evaluated', async () => {
-    const result = json<Result>(await test({ policy: HTTP_POLICY, request: { path: '/private/x' } }));
+    const result = json<Result>(await test({ policy: TRIAL_HTTP_POLICY, request: { path: '/private/x' } }));
     assert.equal(result.allowed, false);
     assert.equal(result.forwarded, null);
     assert.equal(result.on_http_request?.answered, 403);
     assert.equal(result.answer?.status, 403);
     assert.match(result.answer?.body ?? '', /^403 Forbidden/);
     assert.deepEqual(result.answer?.headers['x-status'], ['403']);
-    assert.ok(result.report.some((line) => /Rule 2 \("tag"\): not evaluated/.test(line)));
+    assert.ok(result.report.some((line) => /Rule 3 \("tag"\): not evaluated/.test(line)));
   });
 
   it('a login action: the trial carries no session, so the answer is the 302 to /ngrok/login, and the secret is nowhere', async () => {
@@ -145,20 +125,20 @@ describe('POST /traffic_policy/test', () => {
     const body = expectError(await test({ policy: 'on_tcp_connect:\n  - actions:\n      - type: no-such-action\n' }), 400, 'ERR_NGROK_2201');
     assert.equal((body.details as Record<string, string>).param, 'policy');
     // An HTTP phase is refused for a TLS edge's module (no request), accepted for an endpoint's.
-    expectError(await test({ policy: HTTP_POLICY }), 400, 'ERR_NGROK_2230');
+    expectError(await test({ policy: TRIAL_HTTP_POLICY }), 400, 'ERR_NGROK_2230');
   });
 
   it('refuses each bad field by name (215), and unknown fields (214)', async () => {
     const cases: [unknown, string][] = [
       [{ policy: TCP_POLICY, connection: { client_ip: 'nope' } }, 'connection.client_ip'],
       [{ policy: TCP_POLICY, connection: { time: 'yesterday' } }, 'connection.time'],
-      [{ policy: HTTP_POLICY, request: { method: 'GE T' } }, 'request.method'],
-      [{ policy: HTTP_POLICY, request: { path: 'x' } }, 'request.path'],
-      [{ policy: HTTP_POLICY, request: { endpoint_url: 'ftp://x' } }, 'request.endpoint_url'],
-      [{ policy: HTTP_POLICY, request: { endpoint_url: 'https://x/path' } }, 'request.endpoint_url'],
-      [{ policy: HTTP_POLICY, request: { headers: { 'bad name': ['x'] } } }, 'request.headers'],
-      [{ policy: HTTP_POLICY, request: { headers: { x: ['a\r\nb'] } } }, 'request.headers'],
-      [{ policy: HTTP_POLICY, request: {}, response: { status: 99 } }, 'response.status'],
+      [{ policy: TRIAL_HTTP_POLICY, request: { method: 'GE T' } }, 'request.method'],
+      [{ policy: TRIAL_HTTP_POLICY, request: { path: 'x' } }, 'request.path'],
+      [{ policy: TRIAL_HTTP_POLICY, request: { endpoint_url: 'ftp://x' } }, 'request.endpoint_url'],
+      [{ policy: TRIAL_HTTP_POLICY, request: { endpoint_url: 'https://x/path' } }, 'request.endpoint_url'],
+      [{ policy: TRIAL_HTTP_POLICY, request: { headers: { 'bad name': ['x'] } } }, 'request.headers'],
+      [{ policy: TRIAL_HTTP_POLICY, request: { headers: { x: ['a\r\nb'] } } }, 'request.headers'],
+      [{ policy: TRIAL_HTTP_POLICY, request: {}, response: { status: 99 } }, 'response.status'],
       [{ policy: TCP_POLICY, connection: { client_port: 0 } }, 'connection.client_port'],
       [{ policy: TCP_POLICY, connection: { server_port: -1 } }, 'connection.server_port'],
     ];
@@ -167,12 +147,12 @@ describe('POST /traffic_policy/test', () => {
       assert.equal((error.details as Record<string, string>).param, param, JSON.stringify(body));
     }
     expectError(await test({ policy: TCP_POLICY, extra: 1 }), 400, 'ERR_NGROK_214');
-    expectError(await test({ policy: HTTP_POLICY, request: {}, response: { status: 700 } }), 400, 'ERR_NGROK_215');
+    expectError(await test({ policy: TRIAL_HTTP_POLICY, request: {}, response: { status: 700 } }), 400, 'ERR_NGROK_215');
     expectError(await test({}), 400, 'ERR_NGROK_215');
   });
 
   it('an answer without a request: the request’s defaults (GET /), as an http/https endpoint’s policy', async () => {
-    const result = json<Result>(await test({ policy: HTTP_POLICY, response: { status: 204 } }));
+    const result = json<Result>(await test({ policy: TRIAL_HTTP_POLICY, response: { status: 204 } }));
     assert.equal(result.forwarded?.method, 'GET');
     assert.equal(result.forwarded?.path, '/');
     assert.equal(result.answer?.status, 204);

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { openStore, type Store } from '../../src/storage/db.js';
-import { migrateToLatest } from '../../src/storage/migrate.js';
+import type { Store } from '../../src/storage/db.js';
 import { SqlRemoteRouteSource } from '../../src/storage/repositories/remote-routes.js';
-import { clusterSchema, clusterSkipReason } from '../helpers/cluster-db.js';
+import { clusterSkipReason, migratedSchemaPair, waitedFor } from '../helpers/cluster-db.js';
 
 /**
  * The routing cache's storage (CLUSTER.md §2) on real PostgreSQL: migration 018's triggers
@@ -14,25 +13,7 @@ import { clusterSchema, clusterSkipReason } from '../helpers/cluster-db.js';
 const skip = await clusterSkipReason('remote-routes storage suite');
 
 describe('remote routes in PostgreSQL', { skip }, () => {
-  const one = clusterSchema('rr1');
-  const two = clusterSchema('rr2');
-  let store: Store;
-  let other: Store;
-  const stops: (() => Promise<void>)[] = [];
-
-  before(async () => {
-    store = openStore(one.url);
-    other = openStore(two.url);
-    await migrateToLatest(store);
-    await migrateToLatest(other);
-  });
-  after(async () => {
-    for (const stop of stops) await stop();
-    await store.close();
-    await other.close();
-    await one.drop();
-    await two.drop();
-  });
+  const schemas = migratedSchemaPair('rr');
 
   const instance = (s: Store, id: string, addr: string | null) =>
     sql`insert into instances (id, started_at, last_seen_at, cluster_addr) values (${id}, '2026-01-01T00:00:00Z', 0, ${addr})`.execute(s.db);
@@ -42,40 +23,34 @@ describe('remote routes in PostgreSQL', { skip }, () => {
 
   async function watching(s: Store): Promise<{ count: () => number }> {
     let count = 0;
-    stops.push(await new SqlRemoteRouteSource(s).watch(() => count++));
+    schemas.stops.push(await new SqlRemoteRouteSource(s).watch(() => count++));
     return { count: () => count };
   }
 
-  async function until(check: () => boolean, ms: number): Promise<number> {
-    const started = Date.now();
-    while (!check() && Date.now() - started < ms) await new Promise((resolve) => setTimeout(resolve, 5));
-    return Date.now() - started;
-  }
-
   it('a tunnel written wakes the watchers of its schema within 1 s, not those of another schema', async () => {
-    const mine = await watching(store);
-    const theirs = await watching(other);
-    await instance(store, 'inst_a', '127.0.1.1:7000');
-    await tunnel(store, 'tn_1', 'inst_a', 'http://one.example');
-    const elapsed = await until(() => mine.count() > 0, 1_000);
+    const mine = await watching(schemas.store);
+    const theirs = await watching(schemas.other);
+    await instance(schemas.store, 'inst_a', '127.0.1.1:7000');
+    await tunnel(schemas.store, 'tn_1', 'inst_a', 'http://one.example');
+    const elapsed = await waitedFor(() => mine.count() > 0, 1_000);
     assert.ok(mine.count() > 0, 'notified');
     assert.ok(elapsed < 1_000, `${elapsed} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(theirs.count(), 0);
     const before = mine.count();
-    await sql`delete from tunnels where id = 'tn_1'`.execute(store.db);
-    await until(() => mine.count() > before, 1_000);
+    await sql`delete from tunnels where id = 'tn_1'`.execute(schemas.store.db);
+    await waitedFor(() => mine.count() > before, 1_000);
     assert.ok(mine.count() > before, 'an unbind notifies too');
   });
 
   it('lists the tunnels of other instances with a cluster address, never its own', async () => {
-    await instance(store, 'inst_b', '127.0.1.2:7000');
-    await instance(store, 'inst_c', null);
-    await tunnel(store, 'tn_a', 'inst_a', 'http://a.example');
-    await tunnel(store, 'tn_l', 'inst_a', null, '{"app":"web"}');
-    await tunnel(store, 'tn_b', 'inst_b', 'http://b.example');
-    await tunnel(store, 'tn_c', 'inst_c', 'http://c.example');
-    const routes = await new SqlRemoteRouteSource(store).tunnelsElsewhere('inst_b');
+    await instance(schemas.store, 'inst_b', '127.0.1.2:7000');
+    await instance(schemas.store, 'inst_c', null);
+    await tunnel(schemas.store, 'tn_a', 'inst_a', 'http://a.example');
+    await tunnel(schemas.store, 'tn_l', 'inst_a', null, '{"app":"web"}');
+    await tunnel(schemas.store, 'tn_b', 'inst_b', 'http://b.example');
+    await tunnel(schemas.store, 'tn_c', 'inst_c', 'http://c.example');
+    const routes = await new SqlRemoteRouteSource(schemas.store).tunnelsElsewhere('inst_b');
     assert.deepEqual(routes.map((route) => route.tunnelId), ['tn_a', 'tn_l']);
     assert.equal(routes[0]!.clusterAddr, '127.0.1.1:7000');
     assert.deepEqual(routes[1]!.labels, { app: 'web' });

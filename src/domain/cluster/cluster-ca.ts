@@ -1,6 +1,6 @@
 // CLUSTER.md §1: one certificate authority for every instance, kept in the database with its key
 // sealed by CLUSTER_SECRET. The first instance creates it; the others (and later starts) use it.
-import { seal, unseal, UnsealError } from '../sealed-secrets.js';
+import { seal, unseal, UnsealError } from '../sealing.js';
 
 /** The row: the certificate in clear (it is public), the key sealed. */
 export interface StoredClusterCa {
@@ -30,7 +30,7 @@ export class ClusterSecretError extends Error {
   }
 }
 
-const PURPOSE = 'cluster-ca';
+const CONTEXT = 'cluster-ca';
 
 /**
  * The cluster CA: the stored one, opened with `secret`; else a new one from `create`, stored
@@ -46,7 +46,7 @@ export async function loadOrCreateClusterCa(
   let created = false;
   if (!stored) {
     const fresh = await create();
-    const candidate = { certPem: fresh.certPem, sealedKey: seal(secret, PURPOSE, fresh.keyPem), createdAt: now().toISOString() };
+    const candidate = { certPem: fresh.certPem, sealedKey: seal(secret, fresh.keyPem, CONTEXT), createdAt: now().toISOString() };
     stored = await repository.insertIfAbsent(candidate);
     created = stored.sealedKey === candidate.sealedKey;
   }
@@ -63,7 +63,7 @@ export async function refuseStoredClusterCa(repository: ClusterCaRepository): Pr
 
 function open(secret: Buffer, stored: StoredClusterCa): string {
   try {
-    return unseal(secret, PURPOSE, stored.sealedKey);
+    return unseal(secret, stored.sealedKey, CONTEXT);
   } catch (error) {
     if (!(error instanceof UnsealError)) throw error;
     throw new ClusterSecretError(`cannot decrypt the cluster CA stored in the database (created on ${stored.createdAt}): CLUSTER_SECRET differs from the one that created it`);

@@ -2,14 +2,13 @@
  * `POST /traffic_policy/test`: the policy test of HTTP-POLICY.md §6 (the same `testPolicy` as
  * `burrow policy test`) on input given as JSON, each bad field refused by name before anything runs.
  */
-import { formatTimestamp } from '../ids.js';
 import { errors } from '../errors.js';
-import { publicUrl } from '../tunnels/binds.js';
 import type { PolicyConnection } from './activation.js';
 import { parseIp } from './cidr.js';
 import { httpTestInput, METHOD_TOKEN, type HttpTestInput } from './http-test-input.js';
 import { connectionReport, httpReport } from './policy-test-report.js';
 import { testPolicy, type HttpTestResult } from './policy-test.js';
+import { isTestEndpointHost, parseTestTime, testConnection } from './test-connection.js';
 import type { Verdict } from './evaluate.js';
 
 /** Header lists as the inspection API has them: lower-case name → values in order. */
@@ -37,8 +36,6 @@ export interface TrialSettings {
   now: number;
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/;
-
 export async function tryPolicy(input: PolicyTrialInput, settings: TrialSettings): Promise<PolicyTrial> {
   const connection = connectionOf(input.connection ?? {}, settings);
   // An answer implies a request: without one, the request's defaults (GET / to https://<endpoint_host>).
@@ -51,47 +48,20 @@ export async function tryPolicy(input: PolicyTrialInput, settings: TrialSettings
   return { connection, verdict: outcome.verdict, http: outcome.http, report };
 }
 
-/** When the trial is shown: the connection as it was evaluated. */
-export function describeConnection(connection: PolicyConnection): Record<string, string | number> {
-  return {
-    client_ip: connection.clientIp,
-    client_port: connection.clientPort,
-    server_ip: connection.serverIp,
-    server_port: connection.serverPort,
-    region: connection.region,
-    endpoint_host: connection.endpoint.host ?? '',
-    time: formatTimestamp(Math.floor(Number(connection.now) / 1000)),
-  };
-}
-
 function connectionOf(given: NonNullable<PolicyTrialInput['connection']>, settings: TrialSettings): PolicyConnection {
   const clientIp = given.client_ip ?? settings.callerIp.replace(/^::ffff:(?=\d+\.)/, '');
   if (parseIp(clientIp) === null) throw errors.invalidField('connection.client_ip', 'must be an IPv4 or IPv6 address');
   const serverIp = given.server_ip ?? '127.0.0.1';
   if (parseIp(serverIp) === null) throw errors.invalidField('connection.server_ip', 'must be an IPv4 or IPv6 address');
-  let now = settings.now;
-  if (given.time !== undefined) {
-    now = RFC3339.test(given.time) ? Date.parse(given.time) : Number.NaN;
-    if (Number.isNaN(now)) throw errors.invalidField('connection.time', 'must be an RFC 3339 time such as 2024-05-01T12:00:00Z');
-  }
-  const host = given.endpoint_host ?? '';
-  if (/[\s/]/.test(host)) throw errors.invalidField('connection.endpoint_host', 'must be a host name');
+  const now = given.time === undefined ? settings.now : parseTestTime(given.time);
+  if (now === undefined) throw errors.invalidField('connection.time', 'must be an RFC 3339 time such as 2024-05-01T12:00:00Z');
+  const endpointHost = given.endpoint_host ?? '';
+  if (!isTestEndpointHost(endpointHost)) throw errors.invalidField('connection.endpoint_host', 'must be a host name');
   const serverPort = given.server_port ?? 443;
   const clientPort = given.client_port ?? 50000;
   if (clientPort < 1) throw errors.invalidField('connection.client_port', 'must be a port from 1 to 65535');
   if (serverPort < 1) throw errors.invalidField('connection.server_port', 'must be a port from 1 to 65535');
-  return {
-    clientIp,
-    clientPort,
-    serverIp,
-    serverPort,
-    region: given.region ?? settings.region,
-    startedAt: now,
-    now,
-    endpoint: host
-      ? { host, port: serverPort, addr: `${host}:${serverPort}`, url: publicUrl('tls', host, serverPort), protocol: 'tls' }
-      : { port: serverPort, protocol: 'tls' },
-  };
+  return testConnection({ clientIp, clientPort, serverIp, serverPort, region: given.region ?? settings.region, endpointHost, now });
 }
 
 function requestOf(given: NonNullable<PolicyTrialInput['request']>, answer: PolicyTrialInput['response'], connection: PolicyConnection): HttpTestInput {

@@ -63,6 +63,22 @@ export function edgeTlsOf(opts: Readonly<Record<string, unknown>>, proto: BindPr
   return { ...(ca !== undefined ? { clientCas: caBundle('MutualTLSAtEdge', ca) } : {}), ...(certificate ? { certificate } : {}) };
 }
 
+/**
+ * The Opts that `edgeTlsOf(…, proto)` reads back as `edgeTls`, for another instance that serves
+ * the bind's public connections (CLUSTER.md §2): it checks them as the bind's were. They hold the
+ * agent's key in the clear: they go over the cluster link only, never to a log or a row.
+ */
+export function edgeTlsOpts(edgeTls: EdgeTlsOption, proto: BindProto): Record<string, unknown> {
+  const base64 = (text: string) => Buffer.from(text).toString('base64');
+  const opts: Record<string, unknown> = {};
+  if (edgeTls.clientCas) opts[proto === 'https' ? 'MutualTLSCA' : 'MutualTLSAtEdge'] = { mutual_tls_ca: base64(edgeTls.clientCas.join('\n')) };
+  const certificate = edgeTls.certificate;
+  if (certificate) opts.TLSTermination = { cert: base64(certificate.cert), key: base64(certificate.privateKey()) };
+  // TLSTermination without a certificate (burrow's own is served): its empty form says so again
+  else if (proto === 'tls' && !edgeTls.clientCas) opts.TLSTermination = {};
+  return opts;
+}
+
 function option(opts: Readonly<Record<string, unknown>>, name: string): Record<string, unknown> | undefined {
   const key = Object.keys(opts).findLast((k) => k.toLowerCase() === name.toLowerCase());
   const value = key === undefined ? undefined : opts[key];

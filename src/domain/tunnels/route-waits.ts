@@ -4,8 +4,10 @@
  * between the old instance withdrawing it and the new one binding it, and a connection arriving
  * then should be served once the bind lands, not answered 404 or 502. Waiters are woken by the
  * routing table's changes (local binds, the routing cache's refreshes) and checked on a short
- * poll besides; the wait and the number of waiters are bounded.
+ * poll besides; the wait and the number of waiters are bounded. Only names whose agent may be
+ * moving wait (`moving`, moving-names.ts): a name never routed is answered at once.
  */
+import { MovingNames } from './moving-names.js';
 
 export const ROUTE_WAIT_MS = 4_000;
 export const MAX_ROUTE_WAITERS = 1_000;
@@ -23,6 +25,8 @@ export class RouteWaits {
   constructor(
     private readonly waitMs = ROUTE_WAIT_MS,
     private readonly maxWaiters = MAX_ROUTE_WAITERS,
+    /** The names worth a wait: told of each withdrawal by the routing table. */
+    readonly moving = new MovingNames(),
   ) {}
 
   /**

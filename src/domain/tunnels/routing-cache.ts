@@ -23,7 +23,7 @@ export interface RemoteRoute {
   readonly labels: Readonly<Record<string, string>> | null;
   readonly endpointId: string | null;
   readonly poolingEnabled: boolean;
-  /** Changes when the endpoint's policy does (its updated_at): the route is taken again. */
+  /** Changes when a policy of the endpoint's tunnels is patched (its updated_at): the route is described again. */
   readonly version: string;
 }
 

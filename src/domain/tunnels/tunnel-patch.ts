@@ -40,7 +40,9 @@ export function planTunnelPatch(patch: TunnelPatch, current: PatchedTunnelState,
   if (patch.trafficPolicy !== null) {
     if (current.labeled) throw agentErrors.labeledPolicy();
     const compiled = compileBindPolicy(patch.trafficPolicy, undefined, maxPolicyRules, current.kind);
-    policy = { ...current.policy, policy: compiled.policy };
+    // the source too: other instances compile the tunnel's policy from it (CLUSTER.md §2)
+    const source = current.policy.source && { ...current.policy.source, trafficPolicy: patch.trafficPolicy };
+    policy = { ...current.policy, policy: compiled.policy, ...(source ? { source } : {}) };
   }
   return {
     policy,

@@ -7,6 +7,7 @@ import { baseUrl } from '../pipeline/base-url.js';
 import { deleteRoute, getRoute, listRoute } from '../common/resource-routes.js';
 import { IdParams, bodyErrors, commonErrors, errorResponse, security } from '../common/schemas.js';
 import { ApiKeyListResponse, ApiKeyRef, CreateApiKeyBody, UpdateApiKeyBody } from './schemas.js';
+import { presentDescribed } from '../common/present.js';
 
 export interface ApiKeyRouteDeps {
   apiKeys: ApiKeyService;
@@ -109,11 +110,7 @@ export async function apiKeyRoutes(fastify: FastifyInstance, deps: ApiKeyRouteDe
 
 function present(key: ApiKeyResource, base: string, token: string | null = null) {
   return {
-    id: key.id,
-    uri: `${base}/api_keys/${key.id}`,
-    description: key.description === '' ? undefined : key.description,
-    metadata: key.metadata === '' ? undefined : key.metadata,
-    created_at: key.createdAt,
+    ...presentDescribed(key, `${base}/api_keys/${key.id}`),
     token,
     owner_id: key.ownerId,
   };

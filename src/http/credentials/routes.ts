@@ -8,6 +8,7 @@ import { deleteRoute, getRoute, listRoute } from '../common/resource-routes.js';
 import { uris } from '../common/refs.js';
 import { IdParams, bodyErrors, commonErrors, errorResponse, security } from '../common/schemas.js';
 import { CreateCredentialBody, CredentialListResponse, CredentialRef, UpdateCredentialBody } from './schemas.js';
+import { presentDescribed } from '../common/present.js';
 
 export interface CredentialRouteDeps {
   credentials: CredentialService;
@@ -112,11 +113,7 @@ export async function credentialRoutes(fastify: FastifyInstance, deps: Credentia
 /** The wire shape of SPEC §5.1: empty description and metadata are left out. */
 function present(credential: Credential, base: string, token: string | null = null) {
   return {
-    id: credential.id,
-    uri: uris.credential(base, credential.id),
-    created_at: credential.createdAt,
-    description: credential.description === '' ? undefined : credential.description,
-    metadata: credential.metadata === '' ? undefined : credential.metadata,
+    ...presentDescribed(credential, uris.credential(base, credential.id)),
     token,
     acl: [...credential.acl],
     owner_id: credential.ownerId,

@@ -1,14 +1,11 @@
 import type { BackendModule, TlsEdge, TlsTerminationModule, TrafficPolicyModule } from '../../domain/edges/types.js';
 import { ref, uris } from '../common/refs.js';
+import { presentDescribed } from '../common/present.js';
 
 /** The wire shape of SPEC §7.1: modules burrow does not serve are always null. */
 export function presentEdge(edge: TlsEdge, base: string) {
   return {
-    id: edge.id,
-    uri: uris.tlsEdge(base, edge.id),
-    created_at: edge.createdAt,
-    description: edge.description === '' ? undefined : edge.description,
-    metadata: edge.metadata === '' ? undefined : edge.metadata,
+    ...presentDescribed(edge, uris.tlsEdge(base, edge.id)),
     hostports: [...edge.hostports],
     backend: edge.backend && presentBackend(edge.backend, base),
     ip_restriction: null,

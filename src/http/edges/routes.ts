@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { TlsEdgeService } from '../../domain/edges/service.js';
+import type { Static } from 'typebox';
+import type { TlsEdgeInput, TlsEdgeService } from '../../domain/edges/service.js';
 import { errors } from '../../domain/errors.js';
 import { baseUrl } from '../pipeline/base-url.js';
 import { deleteRoute, getRoute, listRoute } from '../common/resource-routes.js';
@@ -33,15 +34,7 @@ export async function tlsEdgeRoutes(fastify: FastifyInstance, deps: EdgeRouteDep
       },
     },
     async (request, reply) => {
-      const body = request.body;
-      const edge = await edges.create(request.principal, {
-        description: body.description ?? undefined,
-        metadata: body.metadata ?? undefined,
-        hostports: body.hostports ?? undefined,
-        backend: body.backend ? { enabled: body.backend.enabled ?? undefined, backendId: body.backend.backend_id } : undefined,
-        trafficPolicy: body.traffic_policy ? { enabled: body.traffic_policy.enabled ?? undefined, value: body.traffic_policy.value } : undefined,
-        tlsTermination: body.tls_termination ? terminationInput(body.tls_termination) : undefined,
-      });
+      const edge = await edges.create(request.principal, edgeInput(request.body));
       const shaped = presentEdge(edge, baseUrl(request, publicUrl));
       return reply.code(201).header('Location', shaped.uri).send(shaped);
     },
@@ -87,14 +80,7 @@ export async function tlsEdgeRoutes(fastify: FastifyInstance, deps: EdgeRouteDep
       const { id } = request.params;
       const body = request.body;
       if (body.id != null && body.id !== id) throw errors.invalidField('id', 'must equal the id in the path');
-      const edge = await edges.update(request.principal, id, {
-        description: body.description ?? undefined,
-        metadata: body.metadata ?? undefined,
-        hostports: body.hostports ?? undefined,
-        backend: body.backend ? { enabled: body.backend.enabled ?? undefined, backendId: body.backend.backend_id } : undefined,
-        trafficPolicy: body.traffic_policy ? { enabled: body.traffic_policy.enabled ?? undefined, value: body.traffic_policy.value } : undefined,
-        tlsTermination: body.tls_termination ? terminationInput(body.tls_termination) : undefined,
-      });
+      const edge = await edges.update(request.principal, id, edgeInput(body));
       return presentEdge(edge, baseUrl(request, publicUrl));
     },
   );
@@ -107,4 +93,16 @@ export async function tlsEdgeRoutes(fastify: FastifyInstance, deps: EdgeRouteDep
     deleted: 'Deleted.',
     remove: (caller, id) => edges.delete(caller, id),
   });
+}
+
+/** The body of a create or an update, as the service takes it: null and absent both mean "not given". */
+function edgeInput(body: Static<typeof CreateTlsEdgeBody>): TlsEdgeInput {
+  return {
+    description: body.description ?? undefined,
+    metadata: body.metadata ?? undefined,
+    hostports: body.hostports ?? undefined,
+    backend: body.backend ? { enabled: body.backend.enabled ?? undefined, backendId: body.backend.backend_id } : undefined,
+    trafficPolicy: body.traffic_policy ? { enabled: body.traffic_policy.enabled ?? undefined, value: body.traffic_policy.value } : undefined,
+    tlsTermination: body.tls_termination ? terminationInput(body.tls_termination) : undefined,
+  };
 }

@@ -7,6 +7,7 @@ import { deleteRoute, getRoute, listRoute } from '../common/resource-routes.js';
 import { uris } from '../common/refs.js';
 import { IdParams, bodyErrors, commonErrors, errorResponse, security } from '../common/schemas.js';
 import { CreateReservedAddrBody, ReservedAddrListResponse, ReservedAddrRef, UpdateReservedAddrBody } from './schemas.js';
+import { presentDescribed } from '../common/present.js';
 
 export interface ReservedAddrRouteDeps {
   reservedAddrs: ReservedAddrService;
@@ -104,11 +105,7 @@ export async function reservedAddrRoutes(fastify: FastifyInstance, deps: Reserve
 /** The reference API's shape: empty description and metadata are left out. */
 function present(reserved: ReservedAddrView, base: string) {
   return {
-    id: reserved.id,
-    uri: uris.reservedAddr(base, reserved.id),
-    created_at: reserved.createdAt,
-    description: reserved.description === '' ? undefined : reserved.description,
-    metadata: reserved.metadata === '' ? undefined : reserved.metadata,
+    ...presentDescribed(reserved, uris.reservedAddr(base, reserved.id)),
     addr: reserved.addr,
     region: reserved.region,
   };

@@ -7,6 +7,7 @@ import { deleteRoute, getRoute, listRoute } from '../common/resource-routes.js';
 import { uris } from '../common/refs.js';
 import { IdParams, bodyErrors, commonErrors, security } from '../common/schemas.js';
 import { CreateReservedDomainBody, ReservedDomainListResponse, ReservedDomainRef, UpdateReservedDomainBody } from './schemas.js';
+import { presentDescribed } from '../common/present.js';
 
 export interface ReservedDomainRouteDeps {
   reservedDomains: ReservedDomainService;
@@ -142,11 +143,7 @@ function present(reserved: ReservedDomainView, base: string) {
   const status = reserved.certificateStatus;
   const job = status?.provisioningJob ?? null;
   return {
-    id: reserved.id,
-    uri: uris.reservedDomain(base, reserved.id),
-    created_at: reserved.createdAt,
-    description: reserved.description === '' ? undefined : reserved.description,
-    metadata: reserved.metadata === '' ? undefined : reserved.metadata,
+    ...presentDescribed(reserved, uris.reservedDomain(base, reserved.id)),
     domain: reserved.domain,
     region: reserved.region,
     cname_target: reserved.cnameTarget,

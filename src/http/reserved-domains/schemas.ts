@@ -21,28 +21,25 @@ const resolvesTo = Type.Array(Type.Object({ value: Type.String() }, { additional
   description: 'Not served: burrow has one region; null or [] only.',
 });
 
+const editableFields = {
+  description: Type.Optional(Nullable(description)),
+  metadata: Type.Optional(Nullable(metadata)),
+  certificate_id: Type.Optional(Nullable(certificateId)),
+  certificate_management_policy: Type.Optional(Nullable(policy)),
+  resolves_to: Type.Optional(Nullable(resolvesTo)),
+};
+
 export const CreateReservedDomainBody = Type.Object(
   {
     domain: Nullable(Type.String({ description: 'The name to reserve (`app.example.com`), or a wildcard (`*.example.com`) covering the names under it.' })),
     region: Type.Optional(Nullable(region)),
-    description: Type.Optional(Nullable(description)),
-    metadata: Type.Optional(Nullable(metadata)),
-    certificate_id: Type.Optional(Nullable(certificateId)),
-    certificate_management_policy: Type.Optional(Nullable(policy)),
-    resolves_to: Type.Optional(Nullable(resolvesTo)),
+    ...editableFields,
   },
   { additionalProperties: false },
 );
 
 export const UpdateReservedDomainBody = Type.Object(
-  {
-    id: Type.Optional(Nullable(Type.String({ description: 'Must equal the id in the path when given.' }))),
-    description: Type.Optional(Nullable(description)),
-    metadata: Type.Optional(Nullable(metadata)),
-    certificate_id: Type.Optional(Nullable(certificateId)),
-    certificate_management_policy: Type.Optional(Nullable(policy)),
-    resolves_to: Type.Optional(Nullable(resolvesTo)),
-  },
+  { id: Type.Optional(Nullable(Type.String({ description: 'Must equal the id in the path when given.' }))), ...editableFields },
   { additionalProperties: false },
 );
 

@@ -1,7 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { HttpDecision } from '../../domain/policy/index.js';
-import { describeConnection, headerMap, tryPolicy } from '../../domain/policy/policy-trial.js';
+import { headerMap, tryPolicy } from '../../domain/policy/policy-trial.js';
+import { describeTestConnection } from '../../domain/policy/test-connection.js';
 import { bodyErrors, commonErrors, security } from '../common/schemas.js';
 import { PolicyTestBody, PolicyTestResponse } from './schemas.js';
 
@@ -42,7 +43,7 @@ export async function policyTestRoutes(fastify: FastifyInstance, deps: PolicyTes
       const { verdict, http } = trial;
       return {
         allowed: http ? http.allowed : verdict.allowed,
-        connection: describeConnection(trial.connection),
+        connection: describeTestConnection(trial.connection),
         on_tcp_connect: {
           rules: verdict.rules.map((rule) => ({ rule: rule.rule, name: rule.name, matched: rule.matched, error: rule.error ?? null, actions: rule.actions })),
           closed_by: verdict.closedBy ?? null,

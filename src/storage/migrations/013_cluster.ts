@@ -13,7 +13,7 @@ export const cluster: MigrationFactory = () => ({
       /** Always 1: there is one cluster CA. */
       .addColumn('id', 'integer', (c) => c.primaryKey())
       .addColumn('cert_pem', 'text', (c) => c.notNull())
-      /** The PEM key, AES-256-GCM under CLUSTER_SECRET (domain/sealed-secrets.ts). */
+      /** The PEM key, AES-256-GCM under CLUSTER_SECRET (domain/sealing.ts). */
       .addColumn('sealed_key', 'text', (c) => c.notNull())
       .addColumn('created_at', 'text', (c) => c.notNull())
       .execute();

@@ -1,8 +1,8 @@
 import type { EdgeRoute, EdgeRouteReader } from '../../domain/edges/types.js';
 import { param } from '../prepared.js';
 import type { Store } from '../types.js';
-import { terminationOfRow } from './tls-edges.js';
-import { parseLabels } from './tunnel-group-backends.js';
+import { parseLabels } from './labels.js';
+import { terminationOfRow, trafficPolicyOfRow } from './tls-edges.js';
 
 /** What can be the host of a hostport (SPEC §5.3 `domain | ipv4`), lower-cased: nothing LIKE treats specially. */
 const HOST = /^[a-z0-9.-]{1,253}$/;
@@ -62,7 +62,7 @@ export class SqlEdgeRouteReader implements EdgeRouteReader {
           row.backend_id === null || row.labels === null
             ? null
             : { enabled: Number(row.backend_enabled) === 1, groupId: row.backend_id, labels: parseLabels(row.labels) },
-        policy: row.policy_value === null ? null : { enabled: Number(row.policy_enabled) === 1, value: row.policy_value },
+        policy: trafficPolicyOfRow(row),
         tlsTermination: terminationOfRow(row),
       };
     }

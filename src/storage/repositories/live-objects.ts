@@ -6,6 +6,7 @@ import type { TunnelSession } from '../../domain/tunnels/types.js';
 import { param } from '../prepared.js';
 import type { EndpointsTable, SchemaTables, TunnelSessionsTable, TunnelsTable } from '../schema.js';
 import type { Store } from '../types.js';
+import { parseLabelsOrNull } from './labels.js';
 import { KeysetPages } from './paging.js';
 
 type SessionRow = Omit<TunnelSessionsTable, 'account_id'>;
@@ -161,7 +162,7 @@ function toTunnel(row: TunnelRow, accountId: string): ListedTunnel {
     instanceId: row.instance_id,
     proto: row.proto as BindProto | '',
     publicUrl: row.public_url,
-    labels: row.labels === null ? null : (JSON.parse(row.labels) as Record<string, string>),
+    labels: parseLabelsOrNull(row.labels),
     forwardsTo: row.forwards_to,
     metadata: row.metadata,
     startedAt: row.started_at,

@@ -1,7 +1,7 @@
 import type { RemoteRoute, RemoteRouteSource } from '../../domain/tunnels/routing-cache.js';
 import { param } from '../prepared.js';
 import type { Store } from '../types.js';
-import { parseLabels } from './tunnel-group-backends.js';
+import { parseLabelsOrNull } from './labels.js';
 
 /** The NOTIFY channel of migration 018's triggers. */
 const CHANNEL = 'burrow_routes';
@@ -37,6 +37,8 @@ export class SqlRemoteRouteSource implements RemoteRouteSource {
           ])
           .where('tunnels.instance_id', '<>', param('instanceId'))
           .where('instances.cluster_addr', 'is not', null)
+          // bind order, as the holder's pools have it: a pool's first tunnel's policy is the endpoint's
+          .orderBy('tunnels.started_at')
           .orderBy('tunnels.id'),
       ),
     };
@@ -52,7 +54,7 @@ export class SqlRemoteRouteSource implements RemoteRouteSource {
       clusterAddr: row.cluster_addr!,
       proto: row.proto,
       url: row.public_url,
-      labels: row.labels === null ? null : parseLabels(row.labels),
+      labels: parseLabelsOrNull(row.labels),
       endpointId: row.endpoint_id,
       poolingEnabled: row.pooling_enabled === 1,
       version: row.updated_at ?? '',

@@ -3,6 +3,7 @@ import type { ReservedAddr, ReservedAddrChanges, ReservedAddrRepository } from '
 import { param } from '../prepared.js';
 import type { ReservedAddrsTable } from '../schema.js';
 import type { Store } from '../types.js';
+import { insertionsVersion } from './insertions-version.js';
 import { KeysetPages } from './paging.js';
 
 const COLUMNS = ['id', 'account_id', 'port', 'region', 'description', 'metadata', 'created_at'] as const;
@@ -12,10 +13,12 @@ type Row = Pick<ReservedAddrsTable, (typeof COLUMNS)[number]>;
 /** Reserved addresses (migration 010), in the style of accounts.ts; the port lists are built per call. */
 export class SqlReservedAddrRepository implements ReservedAddrRepository {
   private readonly statements;
+  private readonly insertions;
 
   constructor(private readonly store: Store) {
     const db = store.db;
     const scoped = () => db.selectFrom('reserved_addrs').select(COLUMNS).where('account_id', '=', param('account'));
+    this.insertions = insertionsVersion(store, 'reserved_addrs');
     this.statements = {
       insert: store.prepare(
         db
@@ -44,8 +47,6 @@ export class SqlReservedAddrRepository implements ReservedAddrRepository {
           .where('account_id', '=', param('account'))
           .returning(COLUMNS),
       ),
-      // ids grow: a new row raises the largest, a deleted one lowers the count
-      version: store.prepare(db.selectFrom('reserved_addrs').select((eb) => [eb.fn.countAll<number | string>().as('count'), eb.fn.max('id').as('last')])),
       delete: store.prepare(db.deleteFrom('reserved_addrs').where('id', '=', param('id')).where('account_id', '=', param('account'))),
       reserved: store.prepare(db.selectFrom('reserved_addrs').select('port')),
       // claims of TCP ports are keyed `tcp:<port>` (binds.ts claimKey)
@@ -104,9 +105,8 @@ export class SqlReservedAddrRepository implements ReservedAddrRepository {
   }
 
   /** Changes whenever a reservation is made or deleted. */
-  async version(): Promise<string> {
-    const row = await this.statements.version.first({});
-    return `${Number(row?.count ?? 0)}:${row?.last ?? ''}`;
+  version(): Promise<string> {
+    return this.insertions();
   }
 }
 

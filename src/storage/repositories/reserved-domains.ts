@@ -3,6 +3,7 @@ import type { CertificatePolicy, NameReservation, ReservedDomain, ReservedDomain
 import { param } from '../prepared.js';
 import type { ReservedDomainsTable } from '../schema.js';
 import type { Store } from '../types.js';
+import { insertionsVersion } from './insertions-version.js';
 import { KeysetPages } from './paging.js';
 
 const COLUMNS = ['id', 'account_id', 'domain', 'region', 'description', 'metadata', 'certificate_policy', 'created_at'] as const;
@@ -14,10 +15,12 @@ const IN_CHUNK = 500;
 /** Reserved domains (migration 010), in the style of accounts.ts; `matching` varies in arity, so it is built per call. */
 export class SqlReservedDomainRepository implements ReservedDomainRepository {
   private readonly statements;
+  private readonly insertions;
 
   constructor(private readonly store: Store) {
     const db = store.db;
     const scoped = () => db.selectFrom('reserved_domains').select(COLUMNS).where('account_id', '=', param('account'));
+    this.insertions = insertionsVersion(store, 'reserved_domains');
     this.statements = {
       insert: store.prepare(
         db
@@ -57,8 +60,6 @@ export class SqlReservedDomainRepository implements ReservedDomainRepository {
           .where('account_id', '=', param('account'))
           .returning(COLUMNS),
       ),
-      // ids grow: a new row raises the largest, a deleted one lowers the count
-      version: store.prepare(db.selectFrom('reserved_domains').select((eb) => [eb.fn.countAll<number | string>().as('count'), eb.fn.max('id').as('last')])),
       delete: store.prepare(db.deleteFrom('reserved_domains').where('id', '=', param('id')).where('account_id', '=', param('account'))),
     };
   }
@@ -128,9 +129,8 @@ export class SqlReservedDomainRepository implements ReservedDomainRepository {
   }
 
   /** Changes whenever a reservation is made or deleted. */
-  async version(): Promise<string> {
-    const row = await this.statements.version.first({});
-    return `${Number(row?.count ?? 0)}:${row?.last ?? ''}`;
+  version(): Promise<string> {
+    return this.insertions();
   }
 }
 

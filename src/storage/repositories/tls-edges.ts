@@ -182,6 +182,11 @@ function terminationValues(module: TlsTerminationModule | null) {
   };
 }
 
+/** The module from its two columns (also the edge routes' reader's). */
+export function trafficPolicyOfRow(row: Pick<TlsEdgesTable, 'policy_enabled' | 'policy_value'>): TrafficPolicyModule | null {
+  return row.policy_value === null ? null : { enabled: Number(row.policy_enabled) === 1, value: row.policy_value };
+}
+
 /** The module from its three columns (also the edge routes' reader's). */
 export function terminationOfRow(row: Pick<TlsEdgesTable, 'termination_enabled' | 'termination_at' | 'termination_min_version'>): TlsTerminationModule | null {
   if (row.termination_at === null) return null;
@@ -209,7 +214,7 @@ function toEdge(row: Row, accountId: string): TlsEdge {
     metadata: row.metadata,
     hostports: JSON.parse(row.hostports) as string[],
     backend: row.backend_id === null ? null : { enabled: Number(row.backend_enabled) === 1, backendId: row.backend_id },
-    trafficPolicy: row.policy_value === null ? null : { enabled: Number(row.policy_enabled) === 1, value: row.policy_value },
+    trafficPolicy: trafficPolicyOfRow(row),
     tlsTermination: terminationOfRow(row),
     createdAt: row.created_at,
   };

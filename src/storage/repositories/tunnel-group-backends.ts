@@ -1,6 +1,5 @@
 import type {
   LabeledTunnel,
-  Labels,
   TunnelGroupBackend,
   TunnelGroupBackendChanges,
   TunnelGroupBackendDeletion,
@@ -12,6 +11,7 @@ import { param } from '../prepared.js';
 import type { TunnelGroupBackendsTable } from '../schema.js';
 import type { Store } from '../types.js';
 import { KeysetPages } from './paging.js';
+import { parseLabels } from './labels.js';
 
 const COLUMNS = ['id', 'description', 'metadata', 'labels', 'created_at'] as const;
 
@@ -130,11 +130,6 @@ export class SqlTunnelGroupBackendRepository implements TunnelGroupBackendReposi
     const rows = await this.statements.labeledTunnels.all({ account: accountId });
     return rows.map((row) => ({ id: row.id, labels: parseLabels(row.labels!) }));
   }
-}
-
-/** Labels were written by JSON.stringify; JSON.parse keeps a `__proto__` key as an own key. */
-export function parseLabels(text: string): Labels {
-  return JSON.parse(text) as Labels;
 }
 
 function toGroup(row: Row, accountId: string): TunnelGroupBackend {

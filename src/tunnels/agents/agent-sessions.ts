@@ -324,8 +324,10 @@ export class AgentSessions implements AgentConnections {
     );
     if (plan.metadata !== undefined) await this.repository.updateTunnelMetadata(tunnel.id, plan.metadata);
     if (plan.policy !== undefined) {
-      if (pool && pool.tunnels[0] === tunnel) await this.repository.updateEndpointPolicy(pool.endpointId, plan.trafficPolicy ?? '', new Date().toISOString());
+      // set before the write: the write wakes other instances, which then ask for the tunnel's policy
       tunnel.policy = plan.policy;
+      // any tunnel of the pool (the endpoint shows the first's policy): its new updated_at makes other instances describe the pool again
+      if (pool) await this.repository.updateEndpointPolicy(pool.endpointId, pool.policy.source?.trafficPolicy ?? '', new Date().toISOString());
     }
     this.logger.info({ event: 'tunnel_patch', session_id: live.id, tunnel_id: tunnel.id, policy: plan.policy !== undefined, metadata: plan.metadata !== undefined }, 'tunnel state patched');
   }

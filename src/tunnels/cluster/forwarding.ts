@@ -3,10 +3,12 @@
 // header names the tunnel and the client, and the holding instance opens the agent's proxy stream
 // (with the PROXY header the bind asked for) and splices the two: muxado windows on both hops,
 // so a slow end holds back the other across the hop. A `describe` stream asks the holder for what
-// the accepting side needs to run a tunnel's policy itself.
+// the accepting side needs to run a tunnel's policy and terminate its TLS itself.
 import type { MuxadoStream } from '../muxado/stream.js';
 import type { ProtocolStream } from '../protocol/index.js';
 import { compilePolicySource, type PolicySource } from '../../domain/tunnels/connection-policy.js';
+import type { BindProto } from '../../domain/tunnels/binds.js';
+import { edgeTlsOf, edgeTlsOpts } from '../../domain/tunnels/edge-tls.js';
 import type { LiveTunnel, RemoteHolder } from '../registry.js';
 import { KINDS, type ProxyOpener, type RemoteOpener, type StreamKind } from '../public/opener.js';
 import type { Address } from '../public/proxy-proto.js';
@@ -30,6 +32,8 @@ interface ForwardHeader {
 export interface TunnelDescription {
   readonly proxyProto: 0 | 1 | 2;
   readonly policy: PolicySource | undefined;
+  /** The bind's edge TLS (MutualTLSCA, MutualTLSAtEdge, TLSTermination) as Opts: the agent's key travels here, on the link only. */
+  readonly edgeTls?: Record<string, unknown>;
 }
 
 /** The tunnels held here, by session and id (agents/agent-sessions.ts). */
@@ -65,7 +69,12 @@ export class Forwarder implements RemoteOpener {
     stream.end(frame({ tunnelId, sessionId }));
     const text = await readToEnd(stream, MAX_DESCRIPTION_BYTES);
     if (text === undefined || text === '') return undefined;
-    return JSON.parse(text) as TunnelDescription;
+    try {
+      return JSON.parse(text) as TunnelDescription;
+    } catch {
+      // never the parser's message: it quotes the text, which may hold an agent's key
+      throw new Error('the holder sent a malformed tunnel description');
+    }
   }
 }
 
@@ -109,8 +118,7 @@ export class ForwardedStreams {
 
   private describe(stream: MuxadoStream, header: Record<string, unknown>): void {
     const tunnel = this.tunnel(header);
-    const description: TunnelDescription | undefined = tunnel && { proxyProto: tunnel.proxyProto, policy: tunnel.policy.source };
-    stream.end(description ? JSON.stringify(description) : '');
+    stream.end(tunnel ? JSON.stringify(describeTunnel(tunnel)) : '');
     stream.resume();
   }
 
@@ -129,13 +137,21 @@ export class ForwardedStreams {
   }
 }
 
-/** Compiles a described policy; a policy that will not compile here leaves the tunnel unrouted. */
+function describeTunnel(tunnel: LiveTunnel): TunnelDescription {
+  const { edgeTls } = tunnel.policy;
+  return { proxyProto: tunnel.proxyProto, policy: tunnel.policy.source, ...(edgeTls && tunnel.proto !== '' ? { edgeTls: edgeTlsOpts(edgeTls, tunnel.proto) } : {}) };
+}
+
+/** Compiles a described policy and edge TLS; what will not compile here leaves the tunnel unrouted. */
 export function remoteTunnel(
   route: { tunnelId: string; sessionId: string; accountId: string; proto: string; url: string | null; labels: Readonly<Record<string, string>> | null },
   holder: RemoteHolder,
   description: TunnelDescription,
 ): LiveTunnel {
-  const policy = description.policy ? compilePolicySource(description.policy) : { ipRestriction: undefined, policy: undefined };
+  const compiled = description.policy ? compilePolicySource(description.policy) : { ipRestriction: undefined, policy: undefined };
+  // checked as the bind's Opts were on the holder: a certificate and key that do not match are refused here too
+  const edgeTls = description.edgeTls && edgeTlsOf(description.edgeTls, route.proto as BindProto);
+  const policy = edgeTls ? { ...compiled, edgeTls } : compiled;
   return {
     id: route.tunnelId,
     sessionId: route.sessionId,

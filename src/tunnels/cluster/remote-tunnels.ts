@@ -17,13 +17,18 @@ export class RemoteTunnels {
 
   /** Applies the changes; resolves with the ids of added routes not taken (holder unreachable, tunnel gone). */
   async apply(changes: RouteChanges): Promise<string[]> {
-    for (const route of changes.removed) this.remove(route.tunnelId);
+    // a changed route (a patched policy) keeps serving as it was until its new description is in
+    const readded = new Set(changes.added.map((route) => route.tunnelId));
+    for (const route of changes.removed) if (!readded.has(route.tunnelId)) this.remove(route.tunnelId);
     const described = await Promise.all(changes.added.map((route) => this.describe(route)));
     const missed: string[] = [];
     changes.added.forEach((route, index) => {
       const tunnel = described[index];
       if (tunnel) this.add(route, tunnel);
-      else missed.push(route.tunnelId);
+      else {
+        this.remove(route.tunnelId);
+        missed.push(route.tunnelId);
+      }
     });
     if (changes.added.length > missed.length) this.registry.routesChanged();
     return missed;
@@ -45,7 +50,8 @@ export class RemoteTunnels {
   }
 
   private add(route: RemoteRoute, tunnel: LiveTunnel): void {
-    this.remove(tunnel.id); // a changed route replaces the old one
+    if (this.replace(tunnel)) return;
+    this.remove(tunnel.id); // a route that moved (another URL) goes, then joins as new
     this.held.set(tunnel.id, tunnel);
     if (tunnel.url === null) return this.registry.addLabeled(tunnel);
     let pool = this.registry.remotePool(tunnel.url);
@@ -56,6 +62,21 @@ export class RemoteTunnels {
       if (port !== undefined) this.registry.tcpPorts.open(port).catch((error: Error) => this.logger.warn({ port, error: error.message }, 'cluster: cannot listen on the port of a TCP endpoint held by another instance'));
     }
     pool.tunnels.push(tunnel);
+  }
+
+  /** A described again tunnel of the same URL takes the old one's place: its pool's order (whose policy runs) and a TCP port stay. */
+  private replace(tunnel: LiveTunnel): boolean {
+    const old = this.held.get(tunnel.id);
+    if (!old || old.url !== tunnel.url) return false;
+    if (tunnel.url === null) this.registry.addLabeled(tunnel);
+    else {
+      const tunnels = this.registry.remotePool(tunnel.url)?.tunnels;
+      const index = tunnels?.indexOf(old) ?? -1;
+      if (!tunnels || index === -1) return false;
+      tunnels[index] = tunnel;
+    }
+    this.held.set(tunnel.id, tunnel);
+    return true;
   }
 
   private remove(tunnelId: string): void {

@@ -1,5 +1,8 @@
 import { DEFAULT_WINDOW, MAX_PAYLOAD, MAX_WNDINC } from './frame.js';
 
+/** Queued-but-unsent bytes on a backpressured transport past which a peer that keeps sending (frames we must answer, or any input) is cut off. */
+export const MAX_CONTROL_BACKLOG = 1 << 20;
+
 /** How a `MuxadoSession` behaves; every field but `side` has a default (`MUXADO_DEFAULTS`). */
 export interface MuxadoOptions {
   /** server: opens even ids starting at 2; client: odd starting at 3. */
@@ -12,6 +15,12 @@ export interface MuxadoOptions {
   maxFrameSize?: number;
   /** Largest DATA payload we send in one frame. Default 64 KiB (bounded by the window anyway). */
   maxSendFrameSize?: number;
+  /**
+   * Bytes that may queue on the transport before DATA frames wait for its 'drain'. Default 0: as
+   * soon as the transport's write() says so (its own high-water mark: 16 KiB on a TLS socket,
+   * which holds a bulk stream to about one 16 KiB frame per event-loop turn). At most 256 KiB.
+   */
+  transportBuffer?: number;
   /** Skip incoming frames of a type above 3 instead of GOAWAY Protocol + close. Default false. */
   ignoreUnknownFrameTypes?: boolean;
   /** After close(), how long queued frames (e.g. a GOAWAY) may take to flush before the transport is destroyed. Default 2000 ms. */
@@ -32,6 +41,7 @@ export const MUXADO_DEFAULTS: Readonly<Omit<MuxadoConfig, 'side'>> = Object.free
   maxIncomingStreams: 256,
   maxFrameSize: MAX_PAYLOAD,
   maxSendFrameSize: 65536,
+  transportBuffer: 0,
   ignoreUnknownFrameTypes: false,
   closeFlushTimeoutMs: 2000,
   nudgeAcks: false,
@@ -50,6 +60,8 @@ export function muxadoConfig(options: MuxadoOptions): MuxadoConfig {
   inRange('maxIncomingStreams', config.maxIncomingStreams, 1, Number.MAX_SAFE_INTEGER);
   inRange('maxFrameSize', config.maxFrameSize, 1, MAX_PAYLOAD);
   inRange('maxSendFrameSize', config.maxSendFrameSize, 1, MAX_PAYLOAD);
+  // well under the backlog that cuts a peer off: DATA stops at this, control frames may go past it
+  inRange('transportBuffer', config.transportBuffer, 0, MAX_CONTROL_BACKLOG / 4);
   inRange('closeFlushTimeoutMs', config.closeFlushTimeoutMs, 0, 2 ** 31 - 1);
   return config;
 }

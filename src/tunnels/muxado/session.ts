@@ -4,7 +4,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
-import { muxadoConfig, type MuxadoOptions } from './config.js';
+import { MAX_CONTROL_BACKLOG, muxadoConfig, type MuxadoOptions } from './config.js';
 import { FrameDecoder, type FrameSink } from './decode.js';
 import {
   ErrorCode,
@@ -26,8 +26,6 @@ import { MuxadoStream, type StreamHost } from './stream.js';
 const COALESCE_PAYLOAD = 512;
 /** Remembered ids the peer skipped (and may still open, SYNs can arrive out of order); the oldest are forgotten past this. */
 const MAX_SKIPPED_IDS = 1024;
-/** Queued-but-unsent bytes on a backpressured transport past which a peer that keeps sending (frames we must answer, or any input) is cut off. */
-const MAX_CONTROL_BACKLOG = 1 << 20;
 /** Window a stream may gain from ACK nudges over its life: bounds what a peer can make us buffer by provoking them. */
 const MAX_NUDGE_GRANT = 1 << 16;
 
@@ -56,6 +54,7 @@ export class MuxadoSession extends EventEmitter {
   private readonly transport: Duplex;
   private readonly maxIncoming: number;
   private readonly flushTimeoutMs: number;
+  private readonly transportBuffer: number;
   private readonly host: StreamHost;
   private readonly decoder: FrameDecoder;
   private readonly streams = new Map<number, MuxadoStream>();
@@ -105,6 +104,7 @@ export class MuxadoSession extends EventEmitter {
     this.windowSize = config.windowSize;
     this.maxIncoming = config.maxIncomingStreams;
     this.flushTimeoutMs = config.closeFlushTimeoutMs;
+    this.transportBuffer = config.transportBuffer;
     this.nudgeAcks = config.nudgeAcks;
     this.nextLocalId = this.side === 'server' ? 2 : 3;
     this.remoteParity = this.side === 'server' ? 1 : 0;
@@ -263,7 +263,8 @@ export class MuxadoSession extends EventEmitter {
       t.cork();
       setImmediate(this.uncorkFn);
     }
-    if (!t.write(buf)) this.blocked = true;
+    // once write() said no, 'drain' follows when the queue is empty, whatever we write meanwhile
+    if (!t.write(buf) && t.writableLength >= this.transportBuffer) this.blocked = true;
   }
 
   private sendData(id: number, flags: number, payload: Buffer): void {

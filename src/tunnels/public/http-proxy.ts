@@ -22,6 +22,8 @@ import { captureExchange, type InspectionSink } from './capture.js';
 import { REPLAY_HEADER } from '../../domain/inspection/replay.js';
 import { EdgeLogins } from './edge-logins.js';
 import type { RouteWaits } from '../../domain/tunnels/route-waits.js';
+import { namesServing } from '../../domain/tunnels/moving-names.js';
+import { routeOrWait } from './route-or-wait.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) that are not passed on, beside those Connection names. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect']);
@@ -138,18 +140,17 @@ export class HttpProxy {
     }
     // an absolute-form target names the host itself (RFC 9112 §3.2.2); Host is then ignored
     const host = hostOf(req.url?.charCodeAt(0) === 47 ? req.headers.host : (targetAuthority(req.url) ?? req.headers.host));
-    const pool = host === undefined ? undefined : this.options.routes.poolFor(host);
-    const waits = this.options.waits;
-    if (host !== undefined && waits && !(pool && this.options.opener.canOpen(pool))) {
-      // an agent moving between instances: its endpoint is served again in a moment (route-waits.ts)
-      return waits.until(() => this.usablePool(host)).then((found) => (res.destroyed ? undefined : this.serveRouted(state, req, res, previous, host, found ?? this.options.routes.poolFor(host), actions)));
-    }
+    const pool = this.route(host);
+    // an agent moving between instances: its endpoint is served again in a moment (route-or-wait.ts)
+    if (pool instanceof Promise) return pool.then((found) => (res.destroyed ? undefined : this.serveRouted(state, req, res, previous, host, found, actions)));
     return this.serveRouted(state, req, res, previous, host, pool, actions);
   }
 
-  private usablePool(host: string): EndpointPool | undefined {
-    const pool = this.options.routes.poolFor(host);
-    return pool && this.options.opener.canOpen(pool) ? pool : undefined;
+  /** The pool serving `host`, waited for in a cluster when its agent may be moving (a promise then). */
+  private route(host: string | undefined): EndpointPool | undefined | Promise<EndpointPool | undefined> {
+    if (host === undefined) return undefined;
+    const { routes, opener, waits } = this.options;
+    return routeOrWait(waits, opener, () => routes.poolFor(host), () => namesServing(host).map((name) => routes.urlOf(name)));
   }
 
   /** The request once its endpoint is known (undefined: none serves the name). */
@@ -298,7 +299,13 @@ export class HttpProxy {
     socket.on('error', () => {});
     state.conn.requests++;
     const host = hostOf(req.headers.host);
-    const pool = host === undefined ? undefined : this.options.routes.poolFor(host);
+    const pool = this.route(host);
+    if (pool instanceof Promise) pool.then((found) => void (socket.destroyed ? undefined : this.upgradeRouted(state, req, socket, head, host, found)), () => void socket.destroy());
+    else this.upgradeRouted(state, req, socket, head, host, pool);
+  }
+
+  /** An upgrade once its endpoint is known (undefined: none serves the name). */
+  private upgradeRouted(state: ConnState, req: http.IncomingMessage, socket: Duplex, head: Buffer, host: string | undefined, pool: EndpointPool | undefined): void {
     if (!pool) {
       socket.end(rawAnswer(404, 'Not Found', offlineText(host ?? ''), { 'ngrok-error-code': 'ERR_NGROK_3200' }));
       return;

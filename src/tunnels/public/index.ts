@@ -4,7 +4,7 @@ import type net from 'node:net';
 import { createServer, type Server } from 'node:net';
 import { publicUrl, type EdgeSettings } from '../../domain/tunnels/binds.js';
 import type { Logger } from '../../observability/logger.js';
-import { SchemeRoutes, type AgentConnections, type EndpointPool, type EdgeResolver, type TunnelRegistry } from '../registry.js';
+import { SchemeRoutes, type AgentConnections, type EdgeResolver, type TunnelRegistry } from '../registry.js';
 import { ConnectionSink, type ConnectionMetrics } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import { HttpProxy } from './http-proxy.js';
@@ -17,6 +17,7 @@ import { EdgeLogins } from './edge-logins.js';
 import { TcpEndpoints } from './tcp-endpoints.js';
 import { TcpConnectionLimits, type TcpLimits } from './tcp-limits.js';
 import { TlsPort } from './tls-port.js';
+import { routeOrWait } from './route-or-wait.js';
 import type { InspectionSink } from './capture.js';
 import type { AcmeChallenges } from './acme-challenges.js';
 
@@ -75,7 +76,6 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
     socket.once('close', () => sockets.delete(socket));
   };
 
-  const usable = (pool: EndpointPool | undefined) => (pool && opener.canOpen(pool) ? pool : undefined);
   const proxyHeaders = options.proxyProtocolFrom?.length ? new ProxyHeaderGate(options.proxyProtocolFrom) : undefined;
   const tcp = new TcpEndpoints(options.host, edge.publicHost, (socket, port, server) => {
     track(socket);
@@ -86,10 +86,9 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
     socket.on('error', () => {});
     const conn = sink.open('tcp', socket, server);
     const url = publicUrl('tcp', edge.publicHost, port);
-    let pool = registry.route(url);
-    if (waits && !(pool && opener.canOpen(pool))) {
-      // its agent moving between instances: the endpoint is served again in a moment (route-waits.ts)
-      pool = (await waits.until(() => usable(registry.route(url)))) ?? registry.route(url);
+    let pool = routeOrWait(waits, opener, () => registry.route(url), () => [url]);
+    if (pool instanceof Promise) {
+      pool = await pool;
       if (socket.destroyed) return;
     }
     if (pool) conn.endpointId = pool.endpointId;

@@ -18,6 +18,8 @@ import { ACME_TLS_ALPN, answerAlpnChallenge, type AcmeChallenges } from './acme-
 import type { TcpConnectionLimits } from './tcp-limits.js';
 import type { ProxyHeaderGate } from './proxy-header.js';
 import type { RouteWaits } from '../../domain/tunnels/route-waits.js';
+import { namesServing } from '../../domain/tunnels/moving-names.js';
+import { routeOrWait } from './route-or-wait.js';
 
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
@@ -88,15 +90,23 @@ export class TlsPort {
       return;
     }
     if (sni !== undefined && (await this.toEndpoint(socket, hello.buffered, conn, sni, true))) return;
-    if (sni !== undefined && (await this.routeAppeared(sni)) && !socket.destroyed && (await this.toEndpoint(socket, hello.buffered, conn, sni, false))) return;
+    if (sni !== undefined && (await this.routeAppeared(sni)) && !socket.destroyed) {
+      if ((await this.toEndpoint(socket, hello.buffered, conn, sni, false)) || (await this.toEndpoint(socket, hello.buffered, conn, sni, true))) return;
+    }
     conn.outcome = 'unrecognized_name';
     this.unrecognized(socket);
   }
 
-  /** Whether the name's own endpoint appears within the wait (its agent moving between instances). */
+  /**
+   * Whether an endpoint for the name appears within the wait, when its agent may be moving between
+   * instances (route-or-wait.ts); a name never routed is not waited for.
+   */
   private async routeAppeared(sni: string): Promise<boolean> {
     const { waits, routes } = this.options;
-    return waits !== undefined && (await waits.until(() => routes.tls.exact(sni) ?? routes.https.exact(sni))) !== undefined;
+    if (!waits) return false;
+    const names = namesServing(sni);
+    if (!waits.moving.mayMove([...names.map((name) => routes.tls.urlOf(name)), ...names.map((name) => routes.https.urlOf(name))])) return false;
+    return (await waits.until(() => routes.tls.poolFor(sni) ?? routes.https.poolFor(sni))) !== undefined;
   }
 
   /** TUNNELS.md §4: no SNI, or none that matches → the `unrecognized_name` alert, then close. */
@@ -107,7 +117,15 @@ export class TlsPort {
 
   /** Serves the connection with the tls or https endpoint the SNI names; false when there is none. */
   private async toEndpoint(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, wildcard: boolean): Promise<boolean> {
-    const passthrough = wildcard ? this.options.routes.tls.wildcard(sni) : this.options.routes.tls.exact(sni);
+    const { routes, opener, waits } = this.options;
+    const find = () => (wildcard ? routes.tls.wildcard(sni) : routes.tls.exact(sni));
+    // a passed-through endpoint whose agents cannot take it now waits for one (its agent moving);
+    // an https one waits per request, in the HTTP proxy
+    let passthrough = find();
+    if (passthrough && waits && !opener.canOpen(passthrough)) {
+      passthrough = await routeOrWait(waits, opener, find, () => []);
+      if (socket.destroyed) return true;
+    }
     if (passthrough) {
       conn.endpointId = passthrough.endpointId;
       if (!this.options.gate.admit(conn, passthrough.policy, endpointOfPool(passthrough)) || !this.withinLimits(conn, passthrough.endpointId)) {

@@ -6,13 +6,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compilePolicy, evaluateHttpRequest, optionsDocument, RateBuckets, type HttpPolicyContext, type PolicyConnection } from '../../../src/domain/policy/index.js';
+import { compilePolicy, evaluateHttpRequest, optionsDocument, RateBuckets, type HttpPolicyContext } from '../../../src/domain/policy/index.js';
 import { parseOAuthProviders, useOAuthProviders } from '../../../src/domain/identity/oauth-providers.js';
 import { SessionCodec, sessionCookieName, type EdgeSession } from '../../../src/domain/identity/session.js';
 import { EdgeLoginFlow } from '../../../src/domain/identity/login-flow.js';
 import type { LoginConfig } from '../../../src/domain/identity/login-config.js';
 import { ProviderUnavailable, type ProviderFetch } from '../../../src/domain/identity/provider-fetch.js';
 import { ConfigError, loadConfig } from '../../../src/config.js';
+import { httpsConnection } from '../../helpers/policy.js';
 
 const SECRET = 'cl1ent-s3cret-value';
 const OIDC = `on_http_request:
@@ -125,16 +126,7 @@ describe('OIDC and OAuth agent options', () => {
 });
 
 const NOW = Date.parse('2026-03-04T05:06:07Z');
-const CONNECTION: PolicyConnection = {
-  clientIp: '203.0.113.7',
-  clientPort: 50123,
-  serverIp: '10.0.0.1',
-  serverPort: 443,
-  region: 'eu',
-  startedAt: NOW - 1000,
-  endpoint: { url: 'https://app.example.com', addr: 'app.example.com:443', host: 'app.example.com', id: 'ep_1', protocol: 'https', port: 443 },
-  now: NOW,
-};
+const CONNECTION = httpsConnection('app.example.com', NOW);
 const codec = new SessionCodec(Buffer.alloc(32, 7));
 
 function loginOf(document: string): LoginConfig {

@@ -9,22 +9,13 @@ import {
   CircuitBreakers,
   recordAnswer,
   type HttpPolicyContext,
-  type PolicyConnection,
   type PolicyHttpRequest,
   type PolicyProgram,
 } from '../../../src/domain/policy/index.js';
+import { httpsConnection } from '../../helpers/policy.js';
 
 const NOW = Date.parse('2026-01-02T03:04:05Z');
-const CONNECTION: PolicyConnection = {
-  clientIp: '203.0.113.7',
-  clientPort: 50123,
-  serverIp: '10.0.0.1',
-  serverPort: 443,
-  region: 'eu',
-  startedAt: NOW - 1000,
-  endpoint: { url: 'https://app.example.com', addr: 'app.example.com:443', host: 'app.example.com', id: 'ep_1', protocol: 'https', port: 443 },
-  now: NOW,
-};
+const CONNECTION = httpsConnection('app.example.com', NOW);
 const REQUEST: PolicyHttpRequest = {
   method: 'POST',
   target: '/api/v1/items?q=a%20b&q=c&empty=',

@@ -3,8 +3,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
-import { compilePolicy, evaluateHttpRequest, RateBuckets, validatePolicy, type PolicyConnection } from '../../../src/domain/policy/index.js';
+import { compilePolicy, evaluateHttpRequest, RateBuckets, validatePolicy } from '../../../src/domain/policy/index.js';
 import { verifyWebhook, WEBHOOK_PROVIDERS, type WebhookRequest } from '../../../src/domain/policy/webhooks.js';
+import { httpsConnection } from '../../helpers/policy.js';
 
 const NOW = Date.parse('2026-01-02T03:04:05Z');
 const SECONDS = String(Math.floor(NOW / 1000));
@@ -122,16 +123,7 @@ describe('verify-webhook validation', () => {
 });
 
 describe('verify-webhook evaluation', () => {
-  const CONNECTION: PolicyConnection = {
-    clientIp: '203.0.113.7',
-    clientPort: 50123,
-    serverIp: '10.0.0.1',
-    serverPort: 443,
-    region: 'eu',
-    startedAt: NOW - 1000,
-    endpoint: { url: 'https://hooks.example.com', addr: 'hooks.example.com:443', host: 'hooks.example.com', id: 'ep_1', protocol: 'https', port: 443 },
-    now: NOW,
-  };
+  const CONNECTION = httpsConnection('hooks.example.com', NOW);
   const run = (document: string, headers: string[], body = BODY) => {
     const compiled = compilePolicy(document, { endpoint: 'https', subject: 'endpoint' });
     assert.ok(compiled.ok);

@@ -5,6 +5,7 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BIND_OPTIONS, optionRefusal, optionsServedAs } from '../../../src/domain/tunnels/bind-options.js';
 import { planBind, type AcceptedBind, type BindRequestFacts } from '../../../src/domain/tunnels/bind-plan.js';
+import { edgeTlsOf, edgeTlsOpts } from '../../../src/domain/tunnels/edge-tls.js';
 import { OPTIONS_AS_RULES } from '../../../src/domain/policy/index.js';
 import { KNOWN_BIND_OPTIONS, VIEWED_BIND_OPTIONS, decodeBind, echoBindOpts } from '../../../src/tunnels/protocol/bind-messages.js';
 import { loadOrCreateCa } from '../../../src/tunnels/tls/ca.js';
@@ -105,6 +106,24 @@ test('TLSTermination and MutualTLSAtEdge on tls: the agent\'s certificate, kept 
   assert.deepEqual(own.policy.edgeTls, {});
   // without the options a tls bind passes TLS through
   assert.equal((plan('tls', { Hostname: 'app.example.com', TLSTermination: null }) as AcceptedBind).policy.edgeTls, undefined);
+});
+
+test('edgeTlsOpts: the Opts another instance reads back as the same edge TLS, key included (CLUSTER.md §2)', () => {
+  const cases: Array<[string, Record<string, unknown>]> = [
+    ['https', { MutualTLSCA: { mutual_tls_ca: b64(caPem + otherCaPem) } }],
+    ['tls', { TLSTermination: { cert: b64(leaf.certPem), key: b64(leaf.keyPem) }, MutualTLSAtEdge: { mutual_tls_ca: b64(caPem) } }],
+    ['tls', { TLSTermination: { cert: b64(leaf.certPem), key: b64(leaf.keyPem) } }],
+    ['tls', { MutualTLSAtEdge: { mutual_tls_ca: b64(otherCaPem) } }],
+    ['tls', { TLSTermination: {} }],
+  ];
+  for (const [proto, opts] of cases) {
+    const edgeTls = (plan(proto, { Hostname: 'app.example.com', ...opts }) as AcceptedBind).policy.edgeTls!;
+    assert.ok(edgeTls, JSON.stringify(opts));
+    const again = edgeTlsOf(JSON.parse(JSON.stringify(edgeTlsOpts(edgeTls, proto as 'https' | 'tls'))) as Record<string, unknown>, proto as 'https' | 'tls')!;
+    assert.deepEqual(again.clientCas, edgeTls.clientCas);
+    assert.equal(again.certificate?.cert, edgeTls.certificate?.cert);
+    assert.equal(again.certificate?.privateKey(), edgeTls.certificate?.privateKey());
+  }
 });
 
 const bad: Array<[string, string, Record<string, unknown>, number, RegExp]> = [

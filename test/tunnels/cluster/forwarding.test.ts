@@ -5,12 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Duplex } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { ForwardedStreams, Forwarder, frame } from '../../../src/tunnels/cluster/forwarding.js';
+import { ForwardedStreams, Forwarder, frame, remoteTunnel } from '../../../src/tunnels/cluster/forwarding.js';
 import { ClusterLink, linkCredentials, type LinkCredentials } from '../../../src/tunnels/cluster/link.js';
 import { KINDS, type StreamKind } from '../../../src/tunnels/public/opener.js';
 import type { LiveTunnel } from '../../../src/tunnels/registry.js';
 import { NO_POLICY, compileBindPolicy } from '../../../src/domain/tunnels/connection-policy.js';
+import { AgentCertificate } from '../../../src/domain/tunnels/edge-tls.js';
 import { loadOrCreateCa } from '../../../src/tunnels/tls/ca.js';
+import { issueCertificate, type IssuedCertificate } from '../../../src/tunnels/tls/certificates.js';
 import type { ProtocolStream } from '../../../src/tunnels/protocol/index.js';
 
 /** The agent's end of a proxy stream: records what it was opened with and what arrives; reads only when told. */
@@ -47,12 +49,25 @@ describe('forwarding over the link', () => {
   const opened: Array<{ kind: StreamKind; remoteAddress: string | undefined; stream: FakeAgentStream }> = [];
   let forwarder: Forwarder;
   const holder = { instanceId: 'inst_a', clusterAddr: '' };
+  let agentLeaf: IssuedCertificate;
+  let clientCa: string;
 
   before(async () => {
-    credentials = await linkCredentials(await loadOrCreateCa(mkdtempSync(join(tmpdir(), 'burrow-fwd-'))));
+    const ca = await loadOrCreateCa(mkdtempSync(join(tmpdir(), 'burrow-fwd-')));
+    credentials = await linkCredentials(ca);
+    agentLeaf = await issueCertificate(ca, { dnsNames: ['own.example.com'] });
+    clientCa = ca.certPem;
+    // a tls bind with TLSTermination and MutualTLSAtEdge
+    const terminated: LiveTunnel = {
+      ...tunnel,
+      id: 'tn_tls',
+      proto: 'tls',
+      url: 'tls://own.example.com:443',
+      policy: { ...NO_POLICY, edgeTls: { clientCas: [clientCa], certificate: new AgentCertificate(agentLeaf.certPem, agentLeaf.keyPem) } },
+    };
     const policed = { ...tunnel, policy: compileBindPolicy('{"on_tcp_connect":[{"actions":[{"type":"deny"}]}]}', { allowCidrs: ['10.0.0.0/8'], denyCidrs: [] }, 10, 'http') };
     const served = new ForwardedStreams(
-      { get: (sessionId) => (sessionId === 'ts_1' ? { tunnels: new Map([[tunnel.id, policed]]) } : undefined) },
+      { get: (sessionId) => (sessionId === 'ts_1' ? { tunnels: new Map([[tunnel.id, policed], [terminated.id, terminated]]) } : undefined) },
       {
         open: (choice, kind, ends) => {
           const stream = new FakeAgentStream();
@@ -76,6 +91,18 @@ describe('forwarding over the link', () => {
     assert.deepEqual(described?.policy?.ipRestriction, { allowCidrs: ['10.0.0.0/8'], denyCidrs: [] });
     assert.match(String(described?.policy?.trafficPolicy), /deny/);
     assert.equal(await forwarder.describe(holder, 'tn_gone', 'ts_1'), undefined);
+  });
+
+  it('describes a tunnel\'s edge TLS, the agent\'s key included, and the accepting side serves the same', async () => {
+    const route = { tunnelId: 'tn_tls', sessionId: 'ts_1', accountId: 'acc', proto: 'tls', url: 'tls://own.example.com:443', labels: null };
+    const described = await forwarder.describe(holder, route.tunnelId, route.sessionId);
+    assert.ok(described?.edgeTls);
+    const edgeTls = remoteTunnel(route, holder, described).policy.edgeTls;
+    assert.deepEqual(edgeTls?.clientCas?.map((pem) => pem.trim()), [clientCa.trim()]);
+    assert.equal(edgeTls?.certificate?.cert.trim(), agentLeaf.certPem.trim());
+    assert.equal(edgeTls?.certificate?.privateKey(), agentLeaf.keyPem);
+    // an http tunnel has none
+    assert.equal((await forwarder.describe(holder, 'tn_1', 'ts_1'))?.edgeTls, undefined);
   });
 
   it('carries a connection to the agent with its client and kind; a slow agent holds the sender back', async () => {

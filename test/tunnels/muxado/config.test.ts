@@ -16,6 +16,8 @@ test('muxado config: values the session could not honour are refused by name', (
     [{ side: 'server', windowSize: 0 }, /windowSize 0/],
     [{ side: 'server', windowSize: 2 ** 31 }, /windowSize/],
     [{ side: 'client', windowSize: 1.5 }, /windowSize/],
+    [{ side: 'server', transportBuffer: -1 }, /transportBuffer/],
+    [{ side: 'server', transportBuffer: 256 * 1024 + 1 }, /transportBuffer/],
     [{ side: 'server', maxIncomingStreams: 0 }, /maxIncomingStreams/],
     [{ side: 'server', maxFrameSize: MAX_PAYLOAD + 1 }, /maxFrameSize/],
     [{ side: 'server', maxSendFrameSize: 0 }, /maxSendFrameSize/],

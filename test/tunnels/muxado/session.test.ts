@@ -7,6 +7,7 @@ import {
   Flag,
   FrameType,
   MuxadoError,
+  MuxadoSession,
   type MuxadoStream,
   encodeData,
   encodeGoAway,
@@ -803,6 +804,35 @@ describe('muxado session: ACK nudges (nudgeAcks)', () => {
     await settle(20);
     assert.equal(off.frames.filter((f) => f.type === FrameType.WndInc).length, 0);
     off.session.close();
+  });
+});
+
+describe('muxado session: transportBuffer', () => {
+  it('DATA queues on a transport past its high-water mark up to transportBuffer, then waits for drain; every byte arrives', async () => {
+    const FRAME = 65536 + 8; // maxSendFrameSize's payload and its header
+    for (const [transportBuffer, expected] of [[0, FRAME], [WINDOW, 4 * FRAME]] as const) {
+      const [a, b] = memoryPair(16 * 1024);
+      b.pause(); // nobody reads the far end yet: whatever was written stays queued
+      let handed = 0;
+      const write = a.write.bind(a) as (chunk: Buffer) => boolean;
+      a.write = ((chunk: Buffer) => ((handed += chunk.length), write(chunk))) as typeof a.write;
+      const session = new MuxadoSession(a, { side: 'server', transportBuffer });
+      const s = quiet(session.open());
+      const data = pattern(2 * WINDOW, 3);
+      const sent = writeAll(s, data);
+      await settle(20);
+      assert.equal(handed, expected, `bytes handed to the transport with transportBuffer ${transportBuffer}`);
+
+      const reader = new MuxadoSession(b, { side: 'client' });
+      b.resume(); // explicitly paused: a 'data' listener alone does not resume it
+      const accepted = await new Promise<MuxadoStream>((resolve) => reader.once('stream', (r) => resolve(quiet(r))));
+      const got = readAll(accepted);
+      await sent;
+      s.end();
+      assert.ok((await got).equals(data), `data with transportBuffer ${transportBuffer}`);
+      session.close();
+      reader.close();
+    }
   });
 });
 

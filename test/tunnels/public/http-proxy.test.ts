@@ -85,7 +85,7 @@ function describe404and502(): void {
     const route = (host: string) => (host === 'busy.example' ? pool : undefined);
     proxy = new HttpProxy({
       scheme: 'http',
-      routes: { exact: route, wildcard: () => undefined, poolFor: route },
+      routes: { exact: route, wildcard: () => undefined, poolFor: route, urlOf: (host) => `http://${host}` },
       opener: new ProxyOpener({ connectionOf: () => undefined }),
       sink,
       gate: new PolicyGate('local', undefined),
