@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import ngrok from '@ngrok/ngrok';
 import { clusterSchema, clusterSkipReason } from '../helpers/cluster-db.js';
-import { freePortRange, freePorts, makeAccount, makeCredential, ngrokCode } from '../helpers/data-plane.js';
-import { api, cleanupProcesses, generateApiKey, makeTempDir, startServer, type ServerProcess } from '../helpers/server-process.js';
+import { EDGE_A, EDGE_B, startInstancePair, type PairedInstance as Instance } from '../helpers/cluster-pair.js';
+import { makeAccount, makeCredential, ngrokCode } from '../helpers/data-plane.js';
+import { api, cleanupProcesses } from '../helpers/server-process.js';
 
 /**
  * CLUSTER.md §2 for pooled endpoints: two official SDK agents of one account, one on instance A
@@ -20,14 +18,7 @@ import { api, cleanupProcesses, generateApiKey, makeTempDir, startServer, type S
  */
 const skip = await clusterSkipReason('cluster-pooling suite');
 
-const EDGE_A = '127.0.1.1';
-const EDGE_B = '127.0.1.2';
 const HOST = 'pool.burrow.localhost';
-
-interface Instance extends ServerProcess {
-  agentPort: number;
-  ca: Buffer;
-}
 
 describe('a pooled endpoint spread over two instances', { skip, timeout: 60_000 }, () => {
   const schema = clusterSchema('pool');
@@ -47,34 +38,10 @@ describe('a pooled endpoint spread over two instances', { skip, timeout: 60_000 
   const local: Record<'one' | 'two', number> = { one: 0, two: 0 };
 
   before(async () => {
-    const [http_, tls_, link, agentA, agentB] = (await freePorts(5)) as [number, number, number, number, number];
-    httpPort = http_;
-    const tcp = await freePortRange(2);
-    const secret = randomBytes(32).toString('hex');
-    const key = generateApiKey();
-    const start = async (edgeHost: string, agentPort: number): Promise<Instance> => {
-      const tlsDir = makeTempDir('burrow-pool-');
-      const server = await startServer({
-        databaseUrl: schema.url,
-        bootstrapApiKey: key,
-        env: {
-          AGENT_PORT: String(agentPort),
-          EDGE_HOST: edgeHost,
-          EDGE_HTTP_PORT: String(http_),
-          EDGE_TLS_PORT: String(tls_),
-          EDGE_TCP_PORTS: `${tcp.first}-${tcp.last}`,
-          EDGE_DOMAIN: 'burrow.localhost',
-          TLS_DIR: tlsDir,
-          CLUSTER_SECRET: secret,
-          CLUSTER_ADDR: `${edgeHost}:${link}`,
-        },
-      });
-      return Object.assign(server, { agentPort, ca: readFileSync(join(tlsDir, 'ca.pem')) });
-    };
-    a = await start(EDGE_A, agentA);
-    // the CLI's three runs take as long as an instance's start: side by side
-    let stranger: { apiKey: string };
-    [b, stranger] = await Promise.all([start(EDGE_B, agentB), makeAccount(a, 'stranger')]);
+    const pair = await startInstancePair(schema.url);
+    ({ a, b } = pair);
+    httpPort = pair.ports.http;
+    const stranger = await makeAccount(a, 'stranger');
     strangerToken = (await makeCredential(a, [], stranger.apiKey)).token;
     for (const name of ['one', 'two'] as const) {
       const server = http.createServer((_req, res) => res.end(name));
