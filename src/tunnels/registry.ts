@@ -37,7 +37,8 @@ export interface RemoteHolder {
 /** Tunnels to pick from, round-robin: an endpoint's pool, or an edge's backend. */
 export interface TunnelChoice {
   pick(): LiveTunnel | undefined;
-  readonly tunnels: readonly LiveTunnel[];
+  /** Every tunnel pick() may return. */
+  readonly candidates: readonly LiveTunnel[];
 }
 
 /** The agent connection of a session held here (agents/agent-sessions.ts): how a proxy stream reaches an agent. */
@@ -88,8 +89,14 @@ export interface HostRoutes {
 
 /** The tunnels serving one public URL; more than one only when every bind asked for pooling. */
 export class EndpointPool implements TunnelChoice {
+  /** This pool's own tunnels (this instance's, or one other instance's for a remote pool). */
   readonly tunnels: LiveTunnel[] = [];
   private next = 0;
+  /**
+   * The other instances' pool of the same pooled URL (CLUSTER.md §2), set by the registry on a
+   * local pool only: picks go round-robin over both, while this object stays the one routed to.
+   */
+  partner: EndpointPool | undefined;
 
   constructor(
     readonly url: string,
@@ -102,11 +109,18 @@ export class EndpointPool implements TunnelChoice {
     return this.tunnels[0]?.policy ?? NO_POLICY;
   }
 
-  /** Round-robin over the pool's tunnels; undefined when it is empty. */
+  /** This pool's tunnels, then its partner's; a new array only when there is a partner. */
+  get candidates(): readonly LiveTunnel[] {
+    return this.partner ? [...this.tunnels, ...this.partner.tunnels] : this.tunnels;
+  }
+
+  /** Round-robin over the pool's tunnels and its partner's; undefined when there is none. */
   pick(): LiveTunnel | undefined {
-    if (this.tunnels.length === 0) return undefined;
-    this.next = (this.next + 1) % this.tunnels.length;
-    return this.tunnels[this.next];
+    const own = this.tunnels.length;
+    const total = own + (this.partner?.tunnels.length ?? 0);
+    if (total === 0) return undefined;
+    this.next = (this.next + 1) % total;
+    return this.next < own ? this.tunnels[this.next] : this.partner!.tunnels[this.next - own];
   }
 
   remove(tunnelId: string): void {
@@ -161,8 +175,9 @@ export class TunnelRegistry {
   draining = false;
 
   /**
-   * Where a public connection to `url` goes: this instance's pool, else another instance's; while
-   * draining, another instance's first (where the agents moved, answering what still comes here).
+   * Where a public connection to `url` goes: this instance's pool (whose picks span its partner,
+   * the other instances' tunnels of a pooled URL), else another instance's; while draining,
+   * another instance's first (where the agents moved, answering what still comes here).
    */
   route(url: string): EndpointPool | undefined {
     if (this.draining) return this.remotePools.get(url) ?? this.pools.get(url);
@@ -176,6 +191,15 @@ export class TunnelRegistry {
   addRemotePool(pool: EndpointPool): void {
     if (isWildcardUrl(pool.url) && !this.remotePools.has(pool.url)) this.wildcardPools++;
     this.remotePools.set(pool.url, pool);
+    this.link(pool.url);
+  }
+
+  /** Partners the local and remote pools of `url` when both pool (one endpoint served from several instances). */
+  private link(url: string): void {
+    const local = this.pools.get(url);
+    if (!local) return;
+    const remote = this.remotePools.get(url);
+    local.partner = remote && local.poolingEnabled && remote.poolingEnabled ? remote : undefined;
   }
 
   /** Removes a remote tunnel; returns its pool when that was the last tunnel in it (now removed too). */
@@ -185,6 +209,7 @@ export class TunnelRegistry {
     if (!pool || pool.tunnels.length > 0) return undefined;
     this.remotePools.delete(url);
     if (isWildcardUrl(url)) this.wildcardPools--;
+    this.link(url);
     this.waits.moving.withdrawn(url);
     return pool;
   }
@@ -207,6 +232,7 @@ export class TunnelRegistry {
     const opened = !this.pools.has(pool.url);
     if (opened && isWildcardUrl(pool.url)) this.wildcardPools++;
     this.pools.set(pool.url, pool);
+    this.link(pool.url);
     if (opened) this.poolOpened(pool.url);
   }
 
@@ -221,6 +247,7 @@ export class TunnelRegistry {
     const pool = this.pools.get(url);
     if (!pool || pool.tunnels.length > 0) return undefined;
     this.pools.delete(url);
+    pool.partner = undefined;
     if (isWildcardUrl(url)) this.wildcardPools--;
     this.waits.moving.withdrawn(url);
     return pool;

@@ -92,18 +92,19 @@ describe('endpoint URLs of another instance', () => {
     const url = 'https://moved.example.com';
     await repo.beat(dead, '', clock.now - 100);
     assert.ok(await repo.insertEndpoint(endpointRow(dead, account, url, 'moved.example.com', 443, 'https')));
-    assert.equal(await ingressOf(me, clock).openEndpoint(endpointRow(me, account, url, 'moved.example.com', 443, 'https')), true);
-    assert.equal(await repo.endpointHolder(url), me);
+    const mine = endpointRow(me, account, url, 'moved.example.com', 443, 'https');
+    assert.deepEqual(await ingressOf(me, clock).openEndpoint(mine), { endpointId: mine.id, joined: false });
+    assert.equal((await repo.endpointAt(url))?.instanceId, me);
   });
 
-  it('a URL served by a live instance: false (334 for the bind), its endpoint kept', async () => {
+  it('a URL served by a live instance: undefined (334 for the bind), its endpoint kept', async () => {
     const clock = { now: Date.now() };
     const [live, me, account] = [newBareId('inst'), newBareId('inst'), newBareId('acct')];
     const url = 'https://busy.example.com';
     await repo.beat(live, '', clock.now);
     assert.ok(await repo.insertEndpoint(endpointRow(live, account, url, 'busy.example.com', 443, 'https')));
-    assert.equal(await ingressOf(me, clock, () => repo.beat(live, '', clock.now)).openEndpoint(endpointRow(me, account, url, 'busy.example.com', 443, 'https')), false);
-    assert.equal(await repo.endpointHolder(url), live);
+    assert.equal(await ingressOf(me, clock, () => repo.beat(live, '', clock.now)).openEndpoint(endpointRow(me, account, url, 'busy.example.com', 443, 'https')), undefined);
+    assert.equal((await repo.endpointAt(url))?.instanceId, live);
   });
 });
 

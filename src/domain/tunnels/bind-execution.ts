@@ -4,7 +4,7 @@ import type { BindTarget, BoundTarget } from './binds.js';
 import type { Endpoint, Tunnel } from './types.js';
 
 /**
- * The bind use case, second half: claim → pool → insert, as the plan says. Every step that
+ * The bind use case, second half: claim → pool → insert → settle, as the plan says. Every step that
  * succeeded is undone, newest first, when a later one fails; nothing of a failed bind is left.
  */
 
@@ -23,6 +23,11 @@ export interface EndpointPools<P extends JoinedPool> {
   join(url: string, pooling: boolean, endpoint: Endpoint, rival: string | undefined): Promise<P>;
   /** Closes the URL's pool when no tunnel is in it (a join whose tunnel never entered), with its endpoint row. */
   closeIfEmpty(url: string): Promise<void>;
+  /**
+   * Called once the tunnel row is written: a pool whose endpoint the bind did not open (`endpoint`
+   * is the one it would have) keeps that endpoint's row and claim (334 / 320 when they are gone).
+   */
+  settle(pool: P, endpoint: Endpoint): Promise<void>;
 }
 
 export interface JoinedPool {
@@ -33,6 +38,7 @@ export interface BindPorts<P extends JoinedPool> {
   readonly claims: TargetClaims;
   readonly pools: EndpointPools<P>;
   insertTunnel(row: Tunnel): Promise<void>;
+  deleteTunnel(id: string): Promise<void>;
   /**
    * Makes the bound tunnel reachable: puts it in its pool and its session. Called as soon as its
    * row is written, with no wait between (a pool left empty meanwhile would be closed); cannot fail.
@@ -58,6 +64,8 @@ export async function executeBind<P extends JoinedPool>(plan: AcceptedBind, port
     undo.push(() => ports.pools.closeIfEmpty(placement.url));
     const row = placement.tunnelRow(pool.endpointId);
     await ports.insertTunnel(row);
+    undo.push(() => ports.deleteTunnel(row.id));
+    await ports.pools.settle(pool, placement.endpoint);
     const done = { placement, row, pool };
     ports.serve(done);
     return done;

@@ -43,8 +43,22 @@ export interface IngressRepository {
   release(key: string, accountId: string, instanceId: string): Promise<void>;
   /** Inserts the endpoint unless its URL is taken; returns false when it is. */
   insertEndpoint(endpoint: Endpoint): Promise<boolean>;
-  /** The instance whose endpoint serves `url`, undefined when none does. */
-  endpointHolder(url: string): Promise<string | undefined>;
+  /** The endpoint serving `url` and who holds its row, undefined when none does. */
+  endpointAt(url: string): Promise<EndpointHolding | undefined>;
+  /**
+   * Stops `instanceId` holding the endpoint row: it passes to another instance with a tunnel in
+   * the endpoint (a pooled endpoint spread over instances), else goes. Nothing when another
+   * instance holds it. Locks the row, so a bind joining the endpoint meanwhile is seen or sees.
+   */
+  releaseEndpoint(id: string, instanceId: string): Promise<void>;
+  /**
+   * After a bind's tunnel row naming `endpoint.id` is written into an endpoint it did not open:
+   * keeps the claim of `key` and the endpoint row, writing them again for `endpoint.instanceId`
+   * when their holder let them go meanwhile. 'name-taken' / 'url-taken' when another account or
+   * endpoint took them; nothing is written then.
+   */
+  keepJoined(endpoint: Endpoint, key: string, claimedAt: string): Promise<JoinedKeeping>;
+  /** Removes an endpoint row of this instance no other serves (not pooled, or a bind that lost a race). */
   deleteEndpoint(id: string): Promise<void>;
   insertTunnel(tunnel: Tunnel): Promise<void>;
   /** Removes the tunnel row as `instanceId` recorded it (a rebind elsewhere keeps the id: its row stays). */
@@ -53,6 +67,22 @@ export interface IngressRepository {
   updateTunnelMetadata(id: string, metadata: string): Promise<void>;
   /** PatchTunnelState: the endpoint's traffic policy as the API shows it (durable before it resolves). */
   updateEndpointPolicy(id: string, trafficPolicy: string, updatedAt: string): Promise<void>;
+}
+
+/** An endpoint row as a bind of its URL sees it. */
+export interface EndpointHolding {
+  readonly id: string;
+  readonly instanceId: string;
+  readonly accountId: string;
+  readonly poolingEnabled: boolean;
+}
+
+export type JoinedKeeping = 'kept' | 'name-taken' | 'url-taken';
+
+/** The endpoint a bind's new pool serves: its own row, or another instance's it joined (CLUSTER.md §2). */
+export interface EndpointOpening {
+  readonly endpointId: string;
+  readonly joined: boolean;
 }
 
 /** Who holds a claimed name or port. */
@@ -155,14 +185,39 @@ export class AgentIngress {
   }
 
   /**
-   * Writes the endpoint row of a new pool; false when another instance's endpoint serves the URL
-   * and that instance is alive. One left by an instance proven gone is released first.
+   * Writes the endpoint row of a new pool; undefined when another instance's endpoint serves the
+   * URL and that instance is alive. A pooled endpoint of the same account held by another
+   * instance is joined instead, when this bind pools too (CLUSTER.md §2); one left by an instance
+   * proven gone is released first.
    */
-  async openEndpoint(endpoint: Endpoint): Promise<boolean> {
-    if (await this.repository.insertEndpoint(endpoint)) return true;
-    const holder = await this.repository.endpointHolder(endpoint.url);
-    if (holder !== undefined && !(await this.releasedIfGone(holder))) return false;
-    return this.repository.insertEndpoint(endpoint);
+  async openEndpoint(endpoint: Endpoint): Promise<EndpointOpening | undefined> {
+    const opened = { endpointId: endpoint.id, joined: false };
+    if (await this.repository.insertEndpoint(endpoint)) return opened;
+    const holder = await this.repository.endpointAt(endpoint.url);
+    if (holder && mayJoin(holder, endpoint)) return { endpointId: holder.id, joined: true };
+    if (holder !== undefined && !(await this.releasedIfGone(holder.instanceId))) return undefined;
+    return (await this.repository.insertEndpoint(endpoint)) ? opened : undefined;
+  }
+
+  /**
+   * Once the tunnel row of a bind into an endpoint it did not open is written (`endpointId`):
+   * keeps that endpoint's row and claim, which their holder may be letting go at this moment
+   * (its last tunnel leaving). 334 / 320 when the URL or name went to someone else meanwhile.
+   */
+  async keepJoined(endpoint: Endpoint, endpointId: string): Promise<void> {
+    const target = endpoint.proto === 'tcp' ? ({ kind: 'tcp', port: endpoint.port } as const) : ({ kind: 'hostname', hostname: endpoint.host } as const);
+    const kept = await this.repository.keepJoined({ ...endpoint, id: endpointId }, claimKey(target), this.clock.now().toISOString());
+    if (kept === 'url-taken') throw agentErrors.alreadyOnline(endpoint.url);
+    if (kept === 'name-taken') throw takenRefusal(target, endpoint.accountId, this.edge);
+  }
+
+  /**
+   * This instance stops serving the endpoint: its row passes to another instance still serving
+   * it, else goes. Only a pooled endpoint can be served elsewhere (a join needs pooling on both
+   * sides): another is this instance's own and simply goes, in one statement.
+   */
+  closeEndpoint(endpointId: string, pooled: boolean): Promise<void> {
+    return pooled ? this.repository.releaseEndpoint(endpointId, this.instanceId) : this.repository.deleteEndpoint(endpointId);
   }
 
   private releasedIfGone(instanceId: string): Promise<boolean> {
@@ -174,3 +229,8 @@ export class AgentIngress {
   }
 }
 
+
+/** Another instance's endpoint a bind may share: the same account's, both asking for pooling. */
+function mayJoin(holder: EndpointHolding, endpoint: Endpoint): boolean {
+  return holder.instanceId !== endpoint.instanceId && holder.accountId === endpoint.accountId && holder.poolingEnabled && endpoint.poolingEnabled;
+}

@@ -1,6 +1,7 @@
-import type { AgentCredential, ClaimHolder, IngressRepository } from '../../domain/tunnels/ingress.js';
+import type { AgentCredential, ClaimHolder, EndpointHolding, IngressRepository, JoinedKeeping } from '../../domain/tunnels/ingress.js';
 import type { FailoverRepository, InstanceRecord } from '../../domain/tunnels/failover.js';
 import type { DataPlaneRepository, Endpoint, SessionCommand, Tunnel, TunnelSession } from '../../domain/tunnels/types.js';
+import { inTransaction } from '../transaction.js';
 import type { Store } from '../types.js';
 
 /**
@@ -45,7 +46,9 @@ export class SqlTunnelRepository implements IngressRepository, DataPlaneReposito
 
   async forgetSessionElsewhere(sessionId: string, instanceId: string): Promise<void> {
     await this.db.deleteFrom('tunnels').where('session_id', '=', sessionId).where('instance_id', '<>', instanceId).execute();
-    await this.db.deleteFrom('endpoints').where('session_id', '=', sessionId).where('instance_id', '<>', instanceId).execute();
+    // an endpoint other instances' tunnels joined passes to one of them (CLUSTER.md §2)
+    const endpoints = await this.db.selectFrom('endpoints').select(['id', 'instance_id']).where('session_id', '=', sessionId).where('instance_id', '<>', instanceId).execute();
+    for (const endpoint of endpoints) await this.releaseEndpoint(endpoint.id, endpoint.instance_id);
   }
 
   async insertSession(session: TunnelSession): Promise<void> {
@@ -87,22 +90,53 @@ export class SqlTunnelRepository implements IngressRepository, DataPlaneReposito
   }
 
   async release(key: string, accountId: string, instanceId: string): Promise<void> {
-    const owned = this.db.updateTable('tunnel_claims').where('key', '=', key).where('account_id', '=', accountId).where('instance_id', '=', instanceId);
-    const heir = await this.heirOf(key, accountId, instanceId);
-    if (heir !== undefined) await owned.set({ instance_id: heir }).execute();
-    else await this.db.deleteFrom('tunnel_claims').where('key', '=', key).where('account_id', '=', accountId).where('instance_id', '=', instanceId).execute();
+    await inTransaction(this.store, async ({ db }) => {
+      // locked: a bind joining the name on another instance waits, then sees what became of it
+      const held = await this.locked(db.selectFrom('tunnel_claims').select('key').where('key', '=', key).where('account_id', '=', accountId).where('instance_id', '=', instanceId)).executeTakeFirst();
+      if (!held) return;
+      const heir = await heirOf(db, key, accountId, instanceId);
+      if (heir !== undefined) await db.updateTable('tunnel_claims').set({ instance_id: heir }).where('key', '=', key).execute();
+      else await db.deleteFrom('tunnel_claims').where('key', '=', key).execute();
+    });
   }
 
-  /** Another instance whose endpoint of the account serves the claimed name or port. */
-  private async heirOf(key: string, accountId: string, instanceId: string): Promise<string | undefined> {
-    const [kind, value] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
-    let query = this.db.selectFrom('endpoints').select('instance_id').where('account_id', '=', accountId).where('instance_id', '<>', instanceId);
-    query = kind === 'tcp' ? query.where('proto', '=', 'tcp').where('port', '=', Number(value)) : query.where('proto', '<>', 'tcp').where('host', '=', value);
-    return (await query.limit(1).executeTakeFirst())?.instance_id;
+  async endpointAt(url: string): Promise<EndpointHolding | undefined> {
+    const row = await this.db.selectFrom('endpoints').select(['id', 'instance_id', 'account_id', 'pooling_enabled']).where('url', '=', url).executeTakeFirst();
+    return row && { id: row.id, instanceId: row.instance_id, accountId: row.account_id, poolingEnabled: Number(row.pooling_enabled) === 1 };
   }
 
-  async endpointHolder(url: string): Promise<string | undefined> {
-    return (await this.db.selectFrom('endpoints').select('instance_id').where('url', '=', url).executeTakeFirst())?.instance_id;
+  async releaseEndpoint(id: string, instanceId: string): Promise<void> {
+    await inTransaction(this.store, async ({ db }) => {
+      // locked: a bind joining the endpoint on another instance waits, then sees what became of it
+      const held = await this.locked(db.selectFrom('endpoints').select('id').where('id', '=', id).where('instance_id', '=', instanceId)).executeTakeFirst();
+      if (!held) return;
+      const heir = await db.selectFrom('tunnels').select(['instance_id', 'session_id']).where('endpoint_id', '=', id).where('instance_id', '<>', instanceId).orderBy('id').limit(1).executeTakeFirst();
+      if (heir) await db.updateTable('endpoints').set({ instance_id: heir.instance_id, session_id: heir.session_id }).where('id', '=', id).execute();
+      else await db.deleteFrom('endpoints').where('id', '=', id).execute();
+    });
+  }
+
+  async keepJoined(endpoint: Endpoint, key: string, claimedAt: string): Promise<JoinedKeeping> {
+    try {
+      return await inTransaction(this.store, async ({ db }) => {
+        const claim = await this.locked(db.selectFrom('tunnel_claims').select('account_id').where('key', '=', key)).executeTakeFirst();
+        if (claim && claim.account_id !== endpoint.accountId) return 'name-taken';
+        if (!claim) await db.insertInto('tunnel_claims').values({ key, account_id: endpoint.accountId, instance_id: endpoint.instanceId, claimed_at: claimedAt }).execute();
+        const kept = await this.locked(db.selectFrom('endpoints').select('id').where('id', '=', endpoint.id)).executeTakeFirst();
+        if (kept) return 'kept';
+        const written = await db.insertInto('endpoints').values(endpointValues(endpoint)).onConflict((c) => c.column('url').doNothing()).executeTakeFirst();
+        if (Number(written.numInsertedOrUpdatedRows ?? 0n) > 0) return 'kept';
+        throw new UrlTaken(); // rolls the claim written above back
+      });
+    } catch (error) {
+      if (error instanceof UrlTaken) return 'url-taken';
+      throw error;
+    }
+  }
+
+  /** SELECT … FOR UPDATE on PostgreSQL; SQLite's transactions already run one at a time. */
+  private locked<Q extends { forUpdate(): Q }>(query: Q): Q {
+    return this.store.dialect === 'postgres' ? query.forUpdate() : query;
   }
 
   async instanceRecord(instanceId: string): Promise<InstanceRecord | undefined> {
@@ -113,21 +147,7 @@ export class SqlTunnelRepository implements IngressRepository, DataPlaneReposito
   async insertEndpoint(endpoint: Endpoint): Promise<boolean> {
     const result = await this.db
       .insertInto('endpoints')
-      .values({
-        id: endpoint.id,
-        account_id: endpoint.accountId,
-        instance_id: endpoint.instanceId,
-        url: endpoint.url,
-        proto: endpoint.proto,
-        host: endpoint.host,
-        port: endpoint.port,
-        session_id: endpoint.sessionId,
-        principal_id: endpoint.principalId,
-        traffic_policy: endpoint.trafficPolicy,
-        pooling_enabled: endpoint.poolingEnabled ? 1 : 0,
-        created_at: endpoint.createdAt,
-        updated_at: endpoint.updatedAt,
-      })
+      .values(endpointValues(endpoint))
       .onConflict((c) => c.column('url').doNothing())
       .executeTakeFirst();
     return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
@@ -185,14 +205,18 @@ export class SqlTunnelRepository implements IngressRepository, DataPlaneReposito
     return stale.length;
   }
 
-  /** Releases the instance's claims and removes its tunnels and endpoints (a drain, or a takeover); its sessions stay. */
+  /**
+   * Removes the instance's tunnels, then gives up its endpoints and claims (a drain, or a
+   * takeover); those another instance still serves pass to it. Its sessions stay.
+   */
   async withdrawRoutes(instanceId: string): Promise<void> {
-    // its claims that another instance's endpoint serves pass to that instance
+    await this.db.deleteFrom('tunnels').where('instance_id', '=', instanceId).execute();
+    // only a pooled endpoint has other instances' tunnels (a join needs pooling): the rest just go
+    const pooled = await this.db.selectFrom('endpoints').select('id').where('instance_id', '=', instanceId).where('pooling_enabled', '=', 1).execute();
+    for (const { id } of pooled) await this.releaseEndpoint(id, instanceId);
+    await this.db.deleteFrom('endpoints').where('instance_id', '=', instanceId).where('pooling_enabled', '=', 0).execute();
     const claims = await this.db.selectFrom('tunnel_claims').select(['key', 'account_id']).where('instance_id', '=', instanceId).execute();
     for (const claim of claims) await this.release(claim.key, claim.account_id, instanceId);
-    for (const table of ['tunnels', 'endpoints'] as const) {
-      await this.db.deleteFrom(table).where('instance_id', '=', instanceId).execute();
-    }
   }
 
   async removeInstance(instanceId: string): Promise<number> {
@@ -232,4 +256,56 @@ export class SqlTunnelRepository implements IngressRepository, DataPlaneReposito
     rows.sort((a, b) => Number(a.id) - Number(b.id));
     return rows.map((row) => ({ sessionId: row.session_id, command: row.command as SessionCommand }));
   }
+}
+
+/** keepJoined's rollback: the URL went to another endpoint while the bind joined. */
+class UrlTaken extends Error {}
+
+function endpointValues(endpoint: Endpoint) {
+  return {
+    id: endpoint.id,
+    account_id: endpoint.accountId,
+    instance_id: endpoint.instanceId,
+    url: endpoint.url,
+    proto: endpoint.proto,
+    host: endpoint.host,
+    port: endpoint.port,
+    session_id: endpoint.sessionId,
+    principal_id: endpoint.principalId,
+    traffic_policy: endpoint.trafficPolicy,
+    pooling_enabled: endpoint.poolingEnabled ? 1 : 0,
+    created_at: endpoint.createdAt,
+    updated_at: endpoint.updatedAt,
+  };
+}
+
+/**
+ * Another instance that serves the claimed name or port for the account: one holding an
+ * endpoint of it, or one whose tunnels joined such an endpoint (a pooled endpoint spread over
+ * instances, whose row another instance holds).
+ */
+async function heirOf(db: Store['db'], key: string, accountId: string, instanceId: string): Promise<string | undefined> {
+  const [kind, value] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
+  const tcp = kind === 'tcp';
+  const holder = await db
+    .selectFrom('endpoints')
+    .select('instance_id')
+    .where('account_id', '=', accountId)
+    .where('instance_id', '<>', instanceId)
+    .where('proto', tcp ? '=' : '<>', 'tcp')
+    .where(tcp ? 'port' : 'host', '=', tcp ? Number(value) : value)
+    .limit(1)
+    .executeTakeFirst();
+  if (holder) return holder.instance_id;
+  const joined = await db
+    .selectFrom('tunnels')
+    .innerJoin('endpoints', 'endpoints.id', 'tunnels.endpoint_id')
+    .select('tunnels.instance_id')
+    .where('endpoints.account_id', '=', accountId)
+    .where('tunnels.instance_id', '<>', instanceId)
+    .where('endpoints.proto', tcp ? '=' : '<>', 'tcp')
+    .where(tcp ? 'endpoints.port' : 'endpoints.host', '=', tcp ? Number(value) : value)
+    .limit(1)
+    .executeTakeFirst();
+  return joined?.instance_id;
 }

@@ -267,6 +267,7 @@ export class AgentSessions implements AgentConnections {
       claims: this.binds,
       pools: this.binds,
       insertTunnel: (row) => this.repository.insertTunnel(row),
+      deleteTunnel: (id) => this.repository.deleteTunnel(id, live.record.instanceId),
       serve: ({ placement, pool }) => {
         const tunnel: HeldTunnel = {
           id: plan.tunnelId,
@@ -339,12 +340,15 @@ export class AgentSessions implements AgentConnections {
     // off this instance's routes before any query (so at once, whatever the database's pace)
     if (tunnel.url === null) this.registry.removeLabeled(tunnelId);
     const emptied = tunnel.url !== null ? this.registry.removeFromPool(tunnel.url, tunnelId) : undefined;
-    // the endpoint row goes before the claim, or another instance could claim it and meet the row
+    const deleted = this.repository.deleteTunnel(tunnelId, live.record.instanceId);
+    // The endpoint row goes before the claim, or another instance could claim it and meet the row;
+    // both after the tunnel row when the pool emptied: one passes to an instance still serving it
+    // (CLUSTER.md §2), which must not see this one's tunnel then.
     const released = async () => {
-      if (emptied) await this.repository.deleteEndpoint(emptied.endpointId);
+      if (emptied) await deleted.then(() => this.ingress.closeEndpoint(emptied.endpointId, emptied.poolingEnabled));
       if (tunnel.target) await this.binds.release(tunnel.target, tunnel.accountId);
     };
-    await Promise.all([this.repository.deleteTunnel(tunnelId, live.record.instanceId), released()]);
+    await Promise.all([deleted, released()]);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { agentErrors, AgentRefusal } from '../../domain/tunnels/agent-errors.js';
 import type { EndpointPools, TargetClaims } from '../../domain/tunnels/bind-execution.js';
 import { poolRefusal, takenRefusal } from '../../domain/tunnels/bind-plan.js';
-import type { BindTarget, BoundTarget, EdgeSettings } from '../../domain/tunnels/binds.js';
+import { publicUrl, type BindTarget, type BoundTarget, type EdgeSettings } from '../../domain/tunnels/binds.js';
 import type { AgentIngress, IngressRepository } from '../../domain/tunnels/ingress.js';
 import type { Endpoint } from '../../domain/tunnels/types.js';
 import { randomBytes } from 'node:crypto';
@@ -73,7 +73,8 @@ export class LiveBinds implements TargetClaims, EndpointPools<EndpointPool> {
     if (held && held.accountId !== accountId) return;
     if (held && --held.uses > 0) return;
     this.claimUses.delete(key);
-    if (target.kind === 'tcp') this.registry.tcpPorts.close(target.port);
+    // a port other instances' tunnels of the pooled endpoint still serve stays open (remote-tunnels.ts closes it with them)
+    if (target.kind === 'tcp' && !this.registry.remotePool(publicUrl('tcp', this.edge.publicHost, target.port))) this.registry.tcpPorts.close(target.port);
     await this.ingress.release(target, accountId);
   }
 
@@ -105,8 +106,9 @@ export class LiveBinds implements TargetClaims, EndpointPools<EndpointPool> {
   }
 
   /**
-   * Joins the URL's pool, or opens one with a new endpoint row. A second bind of one URL needs
-   * pooling on both sides (else 334); an endpoint held by another instance is also 334.
+   * Joins the URL's pool, or opens one: with a new endpoint row, or joining the pooled endpoint
+   * another instance holds (CLUSTER.md §2). A second bind of one URL needs pooling on both sides
+   * (else 334), as does an endpoint held by another instance.
    */
   async join(
     url: string,
@@ -120,21 +122,26 @@ export class LiveBinds implements TargetClaims, EndpointPools<EndpointPool> {
     if (refused) throw refused;
     const existing = this.registry.pool(url);
     if (existing) return existing;
-    if (!(await this.ingress.openEndpoint(endpoint))) throw agentErrors.alreadyOnline(url);
+    const opening = await this.ingress.openEndpoint(endpoint);
+    if (!opening) throw agentErrors.alreadyOnline(url);
     // Another bind of the same URL (or of its rival) may have opened a pool while the insert ran.
     const raced = this.registry.pool(url);
     const racedRefusal = refusal();
-    if (raced || racedRefusal) await this.repository.deleteEndpoint(endpoint.id);
+    if ((raced || racedRefusal) && !opening.joined) await this.repository.deleteEndpoint(endpoint.id);
     if (racedRefusal) throw racedRefusal;
     if (raced) return raced;
-    const pool = new EndpointPool(url, endpoint.id, pooling);
+    const pool = new EndpointPool(url, opening.endpointId, pooling);
     this.registry.addPool(pool);
     return pool;
   }
 
+  async settle(pool: EndpointPool, endpoint: Endpoint): Promise<void> {
+    if (pool.endpointId !== endpoint.id) await this.ingress.keepJoined(endpoint, pool.endpointId);
+  }
+
   async closeIfEmpty(url: string): Promise<void> {
     const emptied = this.registry.removeIfEmpty(url);
-    if (emptied) await this.repository.deleteEndpoint(emptied.endpointId);
+    if (emptied) await this.ingress.closeEndpoint(emptied.endpointId, emptied.poolingEnabled);
   }
 
   /** Whether a bind of `url` would find it free here: no pool yet, or a pooling one it may join. */

@@ -129,7 +129,7 @@ export class ForwardedStreams {
     const server = header.server === undefined ? undefined : address(header.server);
     if (!tunnel || !kind || !client) return void stream.destroy();
     const ends = { remoteAddress: client.ip, remotePort: client.port, localAddress: server?.ip, localPort: server?.port };
-    const opened = this.opener.open({ tunnels: [tunnel], pick: () => tunnel }, kind, ends);
+    const opened = this.opener.open({ candidates: [tunnel], pick: () => tunnel }, kind, ends);
     // the accepting side sees the stream close before any byte: a 502, or a closed TCP connection
     if (!opened) return void stream.destroy();
     this.active++;

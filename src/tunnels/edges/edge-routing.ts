@@ -39,7 +39,7 @@ export class EdgeRouting implements EdgeResolver {
       // the URL as public URLs are written (TUNNELS.md §1): the scheme's default port left out
       endpoint: { url: publicUrl('tls', host, port), addr: edge.hostport, host, id: edge.edgeId, protocol: 'tls', port: port || tlsPort },
       backend: {
-        tunnels,
+        candidates: tunnels,
         pick() {
           if (tunnels.length === 0) return undefined;
           const turn = ((turns.get(edge.edgeId) ?? -1) + 1) % tunnels.length;

@@ -51,7 +51,7 @@ export class ProxyOpener {
    * here whose agent is connected and not going away. A connection finding none waits for one.
    */
   canOpen(choice: TunnelChoice): boolean {
-    return choice.tunnels.some((tunnel) => {
+    return choice.candidates.some((tunnel) => {
       if (tunnel.remote) return this.remote !== undefined;
       const connection = this.agents.connectionOf(tunnel.sessionId);
       return connection !== undefined && !connection.closed && !connection.draining && connection.authenticated;
@@ -65,7 +65,7 @@ export class ProxyOpener {
    */
   open(choice: TunnelChoice, kind: StreamKind, socket: SocketEnds): OpenedStream | undefined {
     const client = clientOf(socket);
-    const tries = choice.tunnels.length;
+    const tries = choice.candidates.length;
     for (let i = 0; i < tries; i++) {
       const tunnel = choice.pick();
       if (!tunnel) return undefined;

@@ -26,7 +26,7 @@ interface FakePool {
 }
 
 /** Ports that record every step, with the failures a test asks for. */
-function fakePorts(options: { taken?: string[]; busyUrls?: string[]; failJoin?: boolean; failInsert?: boolean } = {}) {
+function fakePorts(options: { taken?: string[]; busyUrls?: string[]; failJoin?: boolean; failInsert?: boolean; failSettle?: boolean } = {}) {
   const log: string[] = [];
   const served: ExecutedBind<FakePool>[] = [];
   const keyOf = (target: BindTarget) => (target.kind === 'tcp' ? `tcp:${target.port ?? 'random'}` : target.hostname);
@@ -51,10 +51,19 @@ function fakePorts(options: { taken?: string[]; busyUrls?: string[]; failJoin?: 
       async closeIfEmpty(url) {
         log.push(`close ${url}`);
       },
+      async settle() {
+        if (options.failSettle) {
+          log.push('settle');
+          throw agentErrors.alreadyOnline('raced');
+        }
+      },
     },
     async insertTunnel(row: Tunnel) {
       log.push(`insert ${row.id}`);
       if (options.failInsert) throw new Error('disk full');
+    },
+    async deleteTunnel(id) {
+      log.push(`delete ${id}`);
     },
     serve(bind) {
       log.push('serve');
@@ -96,6 +105,15 @@ test('executor: a failed insert undoes the join, then the claim, and is not serv
   const { ports, log, served } = fakePorts({ failInsert: true });
   await assert.rejects(executeBind(plan, ports), /disk full/);
   assert.deepEqual(log, ['claim a.example.com', 'join https://a.example.com:8443', `insert ${plan.tunnelId}`, 'close https://a.example.com:8443', 'release a.example.com']);
+  assert.equal(served.length, 0);
+});
+
+test('executor: a joined endpoint lost meanwhile (settle refuses) deletes the tunnel row, then undoes the join and the claim', async () => {
+  const plan = planOf();
+  const { ports, log, served } = fakePorts({ failSettle: true });
+  await assert.rejects(executeBind(plan, ports), (error: Error & { errorCode?: string }) => error.errorCode === 'ERR_NGROK_334');
+  const url = 'https://a.example.com:8443';
+  assert.deepEqual(log, ['claim a.example.com', `join ${url}`, `insert ${plan.tunnelId}`, 'settle', `delete ${plan.tunnelId}`, `close ${url}`, 'release a.example.com']);
   assert.equal(served.length, 0);
 });
 

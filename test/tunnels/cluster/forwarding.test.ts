@@ -72,7 +72,7 @@ describe('forwarding over the link', () => {
         open: (choice, kind, ends) => {
           const stream = new FakeAgentStream();
           opened.push({ kind, remoteAddress: ends.remoteAddress, stream });
-          return { tunnel: choice.tunnels[0]!, stream: stream as unknown as ProtocolStream };
+          return { tunnel: choice.candidates[0]!, stream: stream as unknown as ProtocolStream };
         },
       },
     );
