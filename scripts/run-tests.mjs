@@ -35,10 +35,11 @@ const files = (roots.length ? roots : ['test'])
   .sort((a, b) => b.seconds - a.seconds || a.index - b.index)
   .map(({ file }) => file);
 
-// Most suites wait on child processes and sockets: four files at once keep 2 cores busy. On
+// Most suites wait on child processes and sockets: three files at once keep 2 cores busy without
+// starving the servers they start (the CI rehearsal that ran four at once was no faster). On
 // PostgreSQL each running file has a database of its own (test-database-slots.mjs), so files
-// never see each other's DDL either.
-const concurrency = Number(flag('test-concurrency') ?? 4);
+// never see each other's DDL; two at once there, where every file also drives the database.
+const concurrency = Number(flag('test-concurrency') ?? (postgres ? 2 : 3));
 
 // The suites that start `burrow serve` and the CLI run them from dist/ (half the start-up time of
 // tsx, ~1.5 min per full run): build it first, so they never run a stale build.

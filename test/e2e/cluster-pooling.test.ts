@@ -46,7 +46,12 @@ describe('a pooled endpoint spread over two instances', { skip, timeout: 60_000 
     for (const name of ['one', 'two'] as const) {
       const server = http.createServer((_req, res) => res.end(name));
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      closers.push(() => server.close());
+      // the SDK's forwarder may still hold a keep-alive connection to it: close that too, or the
+      // server (and this file's process) stays open
+      closers.push(() => {
+        server.close();
+        server.closeAllConnections();
+      });
       local[name] = (server.address() as { port: number }).port;
     }
     token = (await makeCredential(a, [])).token;
@@ -128,7 +133,7 @@ describe('a pooled endpoint spread over two instances', { skip, timeout: 60_000 
 
   it('a bind of the URL without pooling on the other instance is refused (334)', async () => {
     const other = await connect(b, token);
-    const error = await pooled(other, false).listen().then(
+    const error = await pooled(other, false).listen(false).then(
       () => undefined,
       (thrown: unknown) => thrown,
     );
@@ -144,7 +149,7 @@ describe('a pooled endpoint spread over two instances', { skip, timeout: 60_000 
     assert.deepEqual((await listed(a)).map((endpoint) => endpoint.id), [endpointId]);
     for (const instance of [a, b]) {
       const session = await connect(instance, strangerToken);
-      const error = await pooled(session).listen().then(
+      const error = await pooled(session).listen(false).then(
         () => undefined,
         (thrown: unknown) => thrown,
       );
@@ -156,7 +161,7 @@ describe('a pooled endpoint spread over two instances', { skip, timeout: 60_000 
     await listenerB.close();
     assert.deepEqual(await listed(a), []);
     const session = await connect(a, strangerToken);
-    const listener = await pooled(session, false).listen();
+    const listener = await pooled(session, false).listen(false); // false: no local socket server, which would keep this process alive
     assert.equal(listener.url(), listenerA.url());
     await listener.close();
   });

@@ -61,6 +61,8 @@ export interface HeldTunnel extends LiveTunnel {
 /** One authenticated agent session on this instance. */
 export class LiveSession {
   readonly tunnels = new Map<string, HeldTunnel>();
+  /** Set when a Stop went to the agent: an agent that closes on it ends the session as 'stopped'. */
+  stopSent = false;
   constructor(
     readonly record: TunnelSession,
     /** Replaced when its ACL changes (revocation.ts). */
@@ -139,7 +141,7 @@ export class AgentSessions implements AgentConnections {
       },
     });
     connection.on('close', (reason: string) => {
-      if (live) void this.end(live, reason);
+      if (live) void this.end(live, live.stopSent ? 'stopped' : reason);
     });
     connection.on('streamError', (info: unknown) => this.logger.debug({ stream: info, session_id: live?.id }, 'agent stream refused or malformed'));
     connection.on('handlerError', (error: unknown, type: string) => this.logger.error({ err: error, stream_type: type }, 'agent request failed'));

@@ -45,6 +45,8 @@ export class SessionCommands {
   deliverLocally(sessionId: string, command: SessionCommand): boolean {
     const live = this.sessions.get(sessionId);
     if (!live) return false;
+    // an agent that closes on a Stop may do so before its answer is read here
+    if (command === 'stop') live.stopSent = true;
     void live.connection.sendCommand(command).then(
       (outcome) => {
         this.logger.info({ event: 'session_command', session_id: sessionId, command, outcome: outcome.status }, 'command sent to agent');
