@@ -95,7 +95,10 @@ describe('a stopped session', () => {
     const took = Date.now() - asked;
     assert.equal(stopped, 1);
     assert.ok(took <= 1_000, `listed ${took} ms after the stop`);
-    assert.equal(server.logs().find((l) => l.event === 'session_end' && l.session_id === id)?.reason, 'stopped');
+    // the line is written after the row goes, and read from the child's stdout: wait for it
+    const ended = () => server.logs().find((l) => l.event === 'session_end' && l.session_id === id);
+    await waitFor('the session_end line', async () => ended() !== undefined, 2_000).catch(() => {});
+    assert.equal(ended()?.reason, 'stopped');
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     assert.deepEqual(await listed(server), [], 'the SDK did not reconnect');
   });
