@@ -22,15 +22,23 @@ if (unknown.length) {
 const postgres = process.env.TEST_DATABASE_URL;
 
 // The slowest files start first, so the run does not end waiting on one long file started last:
-// scripts/test-durations.json holds each file's seconds per pass: only their order matters (they
-// come from one PostgreSQL run on a loaded machine, ~3.7× an idle one's; the SQLite list reuses
-// them, with the SQLite-only suites' CI times scaled alike). BURROW_TEST_DURATIONS_OUT=<file>
-// npm test writes a run's. A file it does not list counts as mid-list when it is an end-to-end
-// one.
+// scripts/test-durations.json holds each file's seconds per pass: only their order matters (from
+// one run of each pass at 85d3352, the SQLite one on an idle machine, the PostgreSQL one beside
+// other work). BURROW_TEST_DURATIONS_OUT=<file> npm test writes a run's. A file it does not list
+// counts as mid-list when it is an end-to-end one.
 const measured = JSON.parse(readFileSync(new URL('./test-durations.json', import.meta.url), 'utf8'))[postgres ? 'postgres' : 'sqlite'];
 const guess = (file) => measured[file] ?? (/^test\/(e2e|browser|cli)\//.test(file) ? 60 : 5);
-const files = (roots.length ? roots : ['test'])
-  .flatMap(collect)
+// A file whose meaning does not depend on the store says which pass runs it, in its first line:
+// `// @test-pass sqlite` (unit tests with no store, a browser, ACME, the cluster suites that bring
+// their own PostgreSQL) or `// @test-pass postgres` (suites that need TEST_DATABASE_URL). The
+// other pass leaves it out rather than start a process only to skip it, and says so.
+const thisPass = postgres ? 'postgres' : 'sqlite';
+const passOf = (file) => /^\/\/ @test-pass (sqlite|postgres)$/m.exec(readFileSync(file, 'utf8').slice(0, 2000))?.[1] ?? thisPass;
+const collected = (roots.length ? roots : ['test']).flatMap(collect);
+const elsewhere = collected.filter((file) => passOf(file) !== thisPass);
+if (elsewhere.length) process.stdout.write(`# ${elsewhere.length} files run on the ${postgres ? 'SQLite' : 'PostgreSQL'} pass only (their "// @test-pass" line): ${elsewhere.join(' ')}\n`);
+const files = collected
+  .filter((file) => passOf(file) === thisPass)
   .map((file, index) => ({ file, index, seconds: guess(file) }))
   .sort((a, b) => b.seconds - a.seconds || a.index - b.index)
   .map(({ file }) => file);

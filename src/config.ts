@@ -102,6 +102,8 @@ export interface AcmeConfig {
   readonly eab: { readonly kid: string; readonly hmacKey: string } | undefined;
   /** Renew this long before expiry; undefined = at two thirds of the lifetime. */
   readonly renewBeforeMs: number | undefined;
+  /** ACME_RENEW_INTERVAL: how often stored certificates are checked for renewal (Caddy's renew_interval). */
+  readonly renewIntervalMs: number;
   /** ACME_DNS_HOOK: the command run for dns-01 (wildcards). */
   readonly dnsHook: string | undefined;
   /** ACME_CHALLENGES: the types tried, in order of preference. */
@@ -377,9 +379,17 @@ function acmeConfig(env: Env): AcmeConfig | undefined {
     email,
     eab: kid !== undefined && hmacKey !== undefined ? { kid, hmacKey } : undefined,
     renewBeforeMs: duration(env, 'ACME_RENEW_BEFORE'),
+    renewIntervalMs: renewInterval(env),
     dnsHook: present(env, 'ACME_DNS_HOOK'),
     challenges: challenges as AcmeChallengeType[],
   };
+}
+
+/** 1 s to 1 day; a minute unless set. */
+function renewInterval(env: Env): number {
+  const ms = duration(env, 'ACME_RENEW_INTERVAL') ?? 60_000;
+  if (ms < 1000 || ms > 86_400_000) throw new ConfigError('ACME_RENEW_INTERVAL', `must be between 1s and 1d, got ${JSON.stringify(present(env, 'ACME_RENEW_INTERVAL'))}`);
+  return ms;
 }
 
 const DURATION_UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

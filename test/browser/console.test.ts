@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -9,7 +10,6 @@ import { openStore } from '../../src/storage/db.js';
 import { SqlInspectionRepository } from '../../src/storage/repositories/inspection.js';
 import { startDataPlaneServer, waitFor, type DataPlaneServer } from '../helpers/data-plane.js';
 import { PROJECT_ROOT, api, cleanupProcesses } from '../helpers/server-process.js';
-import { onSqlitePassOnly } from '../helpers/stores.js';
 
 /**
  * The console in Debian's Chromium against a real `burrow serve` and a real SDK agent
@@ -19,7 +19,7 @@ import { onSqlitePassOnly } from '../helpers/stores.js';
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(PROJECT_ROOT, 'test-output', 'console');
 const XSS = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';
-const skip = onSqlitePassOnly || (existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`);
+const skip = (existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`);
 
 let server: DataPlaneServer;
 let browser: Browser;

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
@@ -8,7 +9,6 @@ import { chromium, type Browser } from 'playwright-core';
 import { connectAgent, createToken, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
 import { cleanupProcesses } from '../helpers/server-process.js';
 import { startOidcProvider, type TestProvider } from '../helpers/login-browser.js';
-import { onSqlitePassOnly } from '../helpers/stores.js';
 
 /**
  * A whole edge login in Debian's Chromium (IDENTITY.md §4): a real `burrow serve`, the SDK as the
@@ -17,7 +17,7 @@ import { onSqlitePassOnly } from '../helpers/stores.js';
  */
 
 const CHROMIUM = '/usr/bin/chromium';
-const skip = onSqlitePassOnly || (existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`);
+const skip = (existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`);
 const CLIENT = { id: 'browser-app', secret: 'browser-app-secret' };
 
 let server: TrafficServer;

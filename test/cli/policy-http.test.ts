@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -8,7 +9,6 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { CLI_ARGS } from '../helpers/server-process.js';
 import { TRIAL_HTTP_POLICY, TRIAL_WEBHOOK_SECRET } from '../helpers/policy.js';
-import { onSqlitePassOnly } from '../helpers/stores.js';
 
 // `burrow policy test --request …` (HTTP-POLICY.md §6): the HTTP phases offline, same exit codes.
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -28,7 +28,7 @@ function file(name: string, content: string | Buffer): string {
 const POLICY = file('http.yaml', TRIAL_HTTP_POLICY);
 const BASE = ['policy', 'test', POLICY, '--client-ip', '203.0.113.7'];
 
-describe('burrow policy test --request', { skip: onSqlitePassOnly }, () => {
+describe('burrow policy test --request', () => {
   it('prints each rule and action, the request as the agent gets it, and the edited answer; exit 0', () => {
     const result = burrow([...BASE, '--request', 'GET /v1/items?q=1', '--header', 'Accept: text/html', '--endpoint-url', 'http://app.example.com:8080', '--response-status', '200', '--response-header', 'Server: nginx', '--response-header', 'Content-Type: text/html']);
     assert.equal(result.code, 0, result.stderr);

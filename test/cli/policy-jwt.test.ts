@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -9,7 +10,6 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { CLI_ARGS } from '../helpers/server-process.js';
-import { onSqlitePassOnly } from '../helpers/stores.js';
 
 // `burrow policy validate` and `policy test --request` with jwt-validation (IDENTITY.md §3): the
 // reference's codes offline, and the HTTP phase verifying a token against a JWKS URL served here.
@@ -44,7 +44,7 @@ const document = (jku: string, algorithms = '[ES256]') => `on_http_request:
           jws: {allowed_algorithms: ${algorithms}, keys: {sources: {additional_jkus: ["${jku}"]}}}
 `;
 
-describe('burrow policy validate / test with jwt-validation', { skip: onSqlitePassOnly }, () => {
+describe('burrow policy validate / test with jwt-validation', () => {
   let jwks: http.Server;
   let jku: string;
   let token: string;

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -8,7 +9,6 @@ import { after, before, describe, it } from 'node:test';
 import { validatePolicy } from '../../src/domain/policy/index.js';
 import { createTestApp, json, type TestApp } from '../helpers/app.js';
 import { CLI_ARGS } from '../helpers/server-process.js';
-import { onSqlitePassOnly } from '../helpers/stores.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'burrow-policy-'));
@@ -31,10 +31,10 @@ function file(name: string, content: string): string {
 
 // The offline validator (the API is asked only for its message, the same function's): as
 // store-independent as `policy test` below.
-describe('burrow policy validate', { skip: onSqlitePassOnly }, () => {
+describe('burrow policy validate', () => {
   let t: TestApp;
   before(async () => {
-    if (!onSqlitePassOnly) t = await createTestApp();
+    t = await createTestApp();
   });
   after(() => t?.close());
 
@@ -116,7 +116,7 @@ describe('burrow policy validate', { skip: onSqlitePassOnly }, () => {
   });
 });
 
-describe('burrow policy test', { skip: onSqlitePassOnly }, () => {
+describe('burrow policy test', () => {
   const policy = file(
     'test.yaml',
     [

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RETRY_FIRST_MS, RETRY_MAX_MS, challengeKey, renewalTime, retryTime } from '../../src/domain/acme/schedule.js';

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KsuidGenerator, encodeBase62, formatTimestamp, isIdOf, isKsuid, ksuidSeconds, newId } from '../../src/domain/ids.js';

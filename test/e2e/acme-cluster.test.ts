@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -10,7 +11,6 @@ import pg from 'pg';
 import { freePorts, waitFor } from '../helpers/data-plane.js';
 import { pebbleMissing, startPebble, type Pebble } from '../helpers/pebble.js';
 import { api, cleanupProcesses, generateApiKey, makeTempDir, startServer, type ServerProcess } from '../helpers/server-process.js';
-import { onSqlitePassOnly } from '../helpers/stores.js';
 import { connectAgent, createToken, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
 
 /**
@@ -36,7 +36,7 @@ async function postgresMissing(): Promise<string | undefined> {
   }
 }
 
-const skip = onSqlitePassOnly || pebbleMissing() || (await postgresMissing()) || false;
+const skip = pebbleMissing() || (await postgresMissing()) || false;
 if (skip) console.log(`# acme-cluster skipped: ${skip}`);
 
 const schema = `acme_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -9,7 +10,6 @@ import { freePorts, waitFor } from '../helpers/data-plane.js';
 import { pebbleMissing, startPebble, type Pebble } from '../helpers/pebble.js';
 import { api, cleanupProcesses, makeTempDir, runCli, tempDatabaseUrl } from '../helpers/server-process.js';
 import { connectAgent, createToken, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
-import { onSqlitePassOnly } from '../helpers/stores.js';
 
 /**
  * ACME against pebble on loopback (CERTIFICATES.md §1, §3): burrow answers pebble's validations
@@ -17,7 +17,7 @@ import { onSqlitePassOnly } from '../helpers/stores.js';
  * serves. One pebble for the file: its validation ports are burrow's, reused by each start.
  */
 
-const skip = onSqlitePassOnly || pebbleMissing();
+const skip = pebbleMissing();
 let pebble: Pebble;
 let httpPort: number;
 let tlsPort: number;
@@ -309,9 +309,9 @@ test('renewal of a short-lived certificate keeps open connections; the endpoint 
   const ports = { httpPort: 0, tlsPort: 0 };
   [ports.httpPort, ports.tlsPort] = (await freePorts(2)) as [number, number];
   const shortLived = await startPebble(ports.httpPort, ports.tlsPort, { validitySeconds: 3600 });
-  // renewal is due 10 s after issuance; the sweep (every minute) renews it
+  // renewal is due 10 s after issuance; the sweep (every 3 s here: ACME_RENEW_INTERVAL) renews it
   const state = { databaseUrl: tempDatabaseUrl(), tlsDir: makeTempDir('burrow-tls-') };
-  const server = await startBurrow(state, 'tls-alpn-01', { ACME_RENEW_BEFORE: '3590s' }, shortLived, ports);
+  const server = await startBurrow(state, 'tls-alpn-01', { ACME_RENEW_BEFORE: '3590s', ACME_RENEW_INTERVAL: '3s' }, shortLived, ports);
   let session: ngrok.Session | undefined;
   try {
     session = await connectAgent(server, await createToken(server));

@@ -1,3 +1,4 @@
+// @test-pass postgres
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import ngrok from '@ngrok/ngrok';

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -7,7 +8,6 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { freePorts, makeCredential, startDataPlaneServer, waitFor, type DataPlaneServer } from '../helpers/data-plane.js';
 import { api, cleanupProcesses, makeTempDir } from '../helpers/server-process.js';
-import { onSqlitePassOnly } from '../helpers/stores.js';
 
 /**
  * The classic ngrok agent (2.3.x, Go) against a real `burrow serve` (issue 29, item 1): it opens
@@ -24,7 +24,6 @@ let server: DataPlaneServer;
 let token: string;
 
 before(async () => {
-  if (onSqlitePassOnly) return; // every suite here is skipped: no server for them
   server = await startDataPlaneServer();
   token = (await makeCredential(server, [])).token;
 });
@@ -88,7 +87,7 @@ async function listedSessions(): Promise<number> {
   return (listed.body.tunnel_sessions as unknown[]).length;
 }
 
-describe('the classic agent asks for a tunnel at once', { skip: onSqlitePassOnly }, () => {
+describe('the classic agent asks for a tunnel at once', () => {
   it(`${STARTS} starts, each with an immediate tunnel request: all served, no session left behind`, async () => {
     const failures: string[] = [];
     let served = 0;

@@ -1,3 +1,4 @@
+// @test-pass postgres
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';

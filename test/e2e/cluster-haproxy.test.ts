@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
@@ -9,7 +10,6 @@ import { clusterUnavailable, get, startCluster, startEchoService, type Answer, t
 import { makeCredential, waitFor } from '../helpers/data-plane.js';
 import { startPlainService, tlsExchange } from '../helpers/plain-service.js';
 import { api, cleanupProcesses } from '../helpers/server-process.js';
-import { onSqlitePassOnly } from '../helpers/stores.js';
 import { spawnAgent, type TrafficServer } from '../helpers/traffic.js';
 
 /**
@@ -20,7 +20,7 @@ import { spawnAgent, type TrafficServer } from '../helpers/traffic.js';
  * instance that does not hold an endpoint serves it; until then those checks are skipped, saying
  * so, and the rest (failover, drain, revocation, PROXY v2) is checked on the holding instance.
  */
-const unavailable = onSqlitePassOnly || (await clusterUnavailable());
+const unavailable = await clusterUnavailable();
 
 describe('three instances behind HAProxy (README configuration)', { skip: unavailable || false, timeout: 170_000 }, () => {
   let cluster: Cluster;

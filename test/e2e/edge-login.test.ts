@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -12,7 +13,6 @@ import type ngrok from '@ngrok/ngrok';
 import { connectAgent, createToken, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
 import { cleanupProcesses } from '../helpers/server-process.js';
 import { freeLoopbackPort, LoginBrowser, startOidcProvider, type TestProvider } from '../helpers/login-browser.js';
-import { onSqlitePassOnly } from '../helpers/stores.js';
 
 /**
  * Logins at the edge (IDENTITY.md §1–§2) end to end: a real `burrow serve`, the official SDK as
@@ -39,7 +39,7 @@ const url = (name: string, path: string) => `http://${host(name)}:${server.httpP
 const isCallbackOf = (name: string) => (next: string) => next.startsWith(url(name, '/ngrok/callback'));
 
 // the store plays no part in a login
-describe('edge logins', { skip: onSqlitePassOnly }, () => {
+describe('edge logins', () => {
   before(async () => {
     const oauthPort = await freeLoopbackPort();
     oauthServer = startOAuthServer(oauthPort);

@@ -1,3 +1,4 @@
+// @test-pass postgres
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
@@ -9,14 +10,13 @@ import { waitFor } from '../helpers/data-plane.js';
 import { cleanupProcesses } from '../helpers/server-process.js';
 import { connectAgent, createToken, hostPort, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
 import { exchange } from '../helpers/raw-exchange.js';
-import { onSqlitePassOnly } from '../helpers/stores.js';
 
 /**
  * PROXY_PROTOCOL_FROM (CLUSTER.md §1): the public HTTP, TLS and TCP listeners read a PROXY v1/v2
  * header from the balancer's addresses only (here 127.0.0.1; 127.0.0.2 is anyone else).
  */
 // Store-independent (the listeners' header parsing): on the SQLite pass only.
-describe('PROXY_PROTOCOL_FROM', { skip: onSqlitePassOnly }, () => {
+describe('PROXY_PROTOCOL_FROM', () => {
   let server: TrafficServer;
   let session: ngrok.Session;
   let local: http.Server;

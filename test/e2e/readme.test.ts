@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -5,7 +6,6 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkS
 import { join } from 'node:path';
 import { freePortRange, freePorts } from '../helpers/data-plane.js';
 import { childEnv, CLI_ARGS_ANYWHERE, cleanupProcesses, makeTempDir, PROJECT_ROOT, startServer, tempDatabaseUrl, type ServerProcess } from '../helpers/server-process.js';
-import { onSqlitePassOnly } from '../helpers/stores.js';
 
 /**
  * README.md as a user meets it: every fenced `sh` block runs, in order, in one bash (variables and
@@ -59,7 +59,7 @@ function savedAs(block: Block): string | undefined {
   return undefined;
 }
 
-describe('README.md', { skip: onSqlitePassOnly }, () => {
+describe('README.md', () => {
   const blocks = readmeBlocks(readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8'));
 
   it('every sh and js block is run or says why not', () => {

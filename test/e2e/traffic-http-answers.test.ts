@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
@@ -5,7 +6,6 @@ import { after, before, test } from 'node:test';
 import type ngrok from '@ngrok/ngrok';
 import { cleanupProcesses } from '../helpers/server-process.js';
 import { connectAgent, createToken, startDataPlane, type TrafficServer } from '../helpers/traffic.js';
-import { onSqlitePassOnly } from '../helpers/stores.js';
 
 /**
  * Answers of every shape on kept-alive public connections (burrow reads them with Node's parser
@@ -25,7 +25,6 @@ const RAW_HOST = 'raw-answers.burrow.localhost';
 // Store-independent (HTTP framing on the public port; the store only records the bind, as in every suite of both
 // passes): on the SQLite pass only.
 before(async () => {
-  if (onSqlitePassOnly) return;
   server = await startDataPlane();
   session = await connectAgent(server, await createToken(server));
   local = http.createServer((req, res) => {
@@ -147,7 +146,7 @@ function request(agent: http.Agent, host: string, method: string, path: string, 
   });
 }
 
-test('answers without a body, chunked, with many headers, and request bodies chunked or empty: all on one kept-alive connection', { skip: onSqlitePassOnly, timeout: 30_000 }, async () => {
+test('answers without a body, chunked, with many headers, and request bodies chunked or empty: all on one kept-alive connection', { timeout: 30_000 }, async () => {
   await onOneConnection(async (agent) => {
     const head = await request(agent, NODE_HOST, 'HEAD', '/hello');
     assert.equal(head.status, 200);
@@ -175,7 +174,7 @@ test('answers without a body, chunked, with many headers, and request bodies chu
   });
 });
 
-test('an answer ended by the local server closing, or saying Connection: close, reaches the client, whose connection serves the next request', { skip: onSqlitePassOnly, timeout: 30_000 }, async () => {
+test('an answer ended by the local server closing, or saying Connection: close, reaches the client, whose connection serves the next request', { timeout: 30_000 }, async () => {
   await onOneConnection(async (agent) => {
     const untilClose = await request(agent, RAW_HOST, 'GET', '/until-close');
     assert.deepEqual([untilClose.status, untilClose.body], [200, 'until the close']);
@@ -188,7 +187,7 @@ test('an answer ended by the local server closing, or saying Connection: close, 
   });
 });
 
-test('answers whose head or body arrive in pieces reach the client whole, on one kept-alive connection', { skip: onSqlitePassOnly, timeout: 30_000 }, async () => {
+test('answers whose head or body arrive in pieces reach the client whole, on one kept-alive connection', { timeout: 30_000 }, async () => {
   await onOneConnection(async (agent) => {
     const splitHead = await request(agent, RAW_HOST, 'GET', '/split-head');
     assert.deepEqual([splitHead.status, splitHead.body], [200, 'body\r\n\r\nxx']);
@@ -199,7 +198,7 @@ test('answers whose head or body arrive in pieces reach the client whole, on one
   });
 });
 
-test('an answer that is no HTTP gets 502 and the connection serves the next request; one cut short closes the connection', { skip: onSqlitePassOnly, timeout: 30_000 }, async () => {
+test('an answer that is no HTTP gets 502 and the connection serves the next request; one cut short closes the connection', { timeout: 30_000 }, async () => {
   await onOneConnection(async (agent) => {
     const garbage = await request(agent, RAW_HOST, 'GET', '/garbage');
     assert.equal(garbage.status, 502);
@@ -210,14 +209,14 @@ test('an answer that is no HTTP gets 502 and the connection serves the next requ
   });
 });
 
-test('three pipelined requests get their answers in order, a chunked one among them', { skip: onSqlitePassOnly, timeout: 30_000 }, async () => {
+test('three pipelined requests get their answers in order, a chunked one among them', { timeout: 30_000 }, async () => {
   const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: ${NODE_HOST}\r\n\r\n`;
   const text = await rawExchange(get('/first') + get('/chunked') + get('/third'), (got) => got.includes('at /third'));
   const bodies = [...text.matchAll(/at \/(?:first|third)|first,|second/g)].map((match) => match[0]);
   assert.deepEqual(bodies, ['at /first', 'first,', 'second', 'at /third'], text);
 });
 
-test('a client pipelining far more requests than are answered gets the answers owed, then 503 and the close, not a queue without bound', { skip: onSqlitePassOnly, timeout: 30_000 }, async () => {
+test('a client pipelining far more requests than are answered gets the answers owed, then 503 and the close, not a queue without bound', { timeout: 30_000 }, async () => {
   const before = slowAnswered;
   const started = Date.now();
   const text = await rawExchange(`GET /slow HTTP/1.1\r\nHost: ${NODE_HOST}\r\n\r\n`.repeat(500));
@@ -228,7 +227,7 @@ test('a client pipelining far more requests than are answered gets the answers o
   assert.equal(slowAnswered - before, 65, `the local server got ${slowAnswered - before} of the 500`);
 });
 
-test('1xx answers without end: the first eight reach the client, the rest are dropped, the final answer follows', { skip: onSqlitePassOnly, timeout: 30_000 }, async () => {
+test('1xx answers without end: the first eight reach the client, the rest are dropped, the final answer follows', { timeout: 30_000 }, async () => {
   const text = await rawExchange(`GET /hints-flood HTTP/1.1\r\nHost: ${RAW_HOST}\r\n\r\n`, (got) => got.endsWith('final'));
   assert.equal((text.match(/HTTP\/1\.1 103 /g) ?? []).length, 8, text.slice(0, 300));
   assert.match(text, /HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nfinal$/);

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
@@ -5,7 +6,6 @@ import { Flag, FrameType, encodeData } from '../../src/tunnels/muxado/index.js';
 import { makeCredential, startDataPlaneServer, type DataPlaneServer } from '../helpers/data-plane.js';
 import { RawAgent } from '../helpers/raw-agent.js';
 import { cleanupProcesses } from '../helpers/server-process.js';
-import { onSqlitePassOnly } from '../helpers/stores.js';
 
 /**
  * An upgrade the local server declines, with an agent that relays bytes as they are (as ngrok's
@@ -21,7 +21,6 @@ let agent: RawAgent;
 // Store-independent (bytes on the public connection; the store only records the bind, as in every suite of both
 // passes): on the SQLite pass only.
 before(async () => {
-  if (onSqlitePassOnly) return;
   server = await startDataPlaneServer();
   const { token } = await makeCredential(server, []);
   agent = await RawAgent.connect(server.plane.agentPort, server.caCert());
@@ -62,7 +61,7 @@ async function declinedUpgrade(method: string, answer: string): Promise<{ got: s
   return { got, closed: wasClosed, upstream: agent.data(stream).bytes.toString('latin1') };
 }
 
-test('a declined upgrade: the answer reaches the client, then the connection closes and nothing more reaches the agent', { skip: onSqlitePassOnly, timeout: 30_000 }, async () => {
+test('a declined upgrade: the answer reaches the client, then the connection closes and nothing more reaches the agent', { timeout: 30_000 }, async () => {
   const answer = 'HTTP/1.1 200 OK\r\ncontent-length: 8\r\n\r\nno thank';
   const { got, closed, upstream } = await declinedUpgrade('GET', answer);
   assert.equal(got, answer);
@@ -70,7 +69,7 @@ test('a declined upgrade: the answer reaches the client, then the connection clo
   assert.ok(!upstream.includes('sneaky'), 'a later request went raw to the agent');
 });
 
-test('a declined upgrade of a HEAD request: the answer has no body whatever its Content-Length, and the connection closes after it', { skip: onSqlitePassOnly, timeout: 30_000 }, async () => {
+test('a declined upgrade of a HEAD request: the answer has no body whatever its Content-Length, and the connection closes after it', { timeout: 30_000 }, async () => {
   const answer = 'HTTP/1.1 200 OK\r\ncontent-length: 8\r\n\r\n';
   const { got, closed, upstream } = await declinedUpgrade('HEAD', answer);
   assert.equal(got, answer);

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // The CEL cost bound (issue 29, item 9) against random expressions built to be expensive:
 // comprehensions nested over literal lists of random length, lists grown by map(), filter(), `+`
 // and cel.bind, long strings and regular expressions. Whatever validation accepts evaluates in a

@@ -7,8 +7,8 @@ import { migrateToLatest } from '../../src/storage/migrate.js';
 /**
  * The cluster suites' PostgreSQL (CLUSTER.md §4): they need one whatever the pass, so they bring
  * their own (a schema of postgres://…/test, or CLUSTER_TEST_DATABASE_URL) and run once per CI run,
- * in the SQLite pass; the PostgreSQL pass skips them, and so does a machine without PostgreSQL,
- * each saying why.
+ * in the SQLite pass (their `// @test-pass sqlite` line); a machine without PostgreSQL skips them,
+ * saying why.
  */
 export const clusterDatabase = process.env.CLUSTER_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -20,7 +20,6 @@ export async function clusterSkipReason(suite: string): Promise<string | false> 
 }
 
 async function unreachable(): Promise<string | false> {
-  if (process.env.TEST_DATABASE_URL && !process.env.CLUSTER_TEST_DATABASE_URL) return 'runs once per CI run, in the SQLite pass (it brings its own PostgreSQL schema)';
   const client = new pg.Client({ connectionString: clusterDatabase, connectionTimeoutMillis: 2000 });
   try {
     await client.connect();

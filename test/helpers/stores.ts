@@ -1,12 +1,15 @@
 /**
- * A heavy suite whose meaning does not depend on the store (a browser, ACME against pebble, the
- * classic agent's start-up race, the README's snippets, the agent port's wire-level bounds and
- * floods, public TCP limits, the offline `policy test`, `agent-config`, HTTP framing on the public
- * port, PROXY headers, the CLI's usage and start-up errors) runs once per CI run: on the embedded
- * SQLite pass. The PostgreSQL pass (`TEST_DATABASE_URL`) skips it, saying why, which keeps that
- * pass within its time budget. What the store keeps (repositories, durability, the API's
- * persistence, binds that write a policy) runs on both.
+ * Which pass of `npm test` runs a whole file is said by its first line: `// @test-pass sqlite` for
+ * a suite whose meaning does not depend on the store (unit tests with no store, a browser, ACME
+ * against pebble, the cluster suites that bring their own PostgreSQL, wire-level and HTTP-framing
+ * suites, the offline `policy test`, the README's snippets), `// @test-pass postgres` for one that
+ * needs TEST_DATABASE_URL. scripts/run-tests.mjs leaves such a file out of the other pass. What the
+ * store keeps (repositories, durability, the API's persistence, binds that write a policy) runs on
+ * both.
+ *
+ * This is for a file of which only some tests are store-independent (the CLI's usage and start-up
+ * errors, `agent-config`): the PostgreSQL pass skips those, saying why.
  */
 export const onSqlitePassOnly: string | false = process.env.TEST_DATABASE_URL
-  ? 'store-independent end-to-end suite: runs on the SQLite pass only'
+  ? 'store-independent: runs on the SQLite pass only'
   : false;

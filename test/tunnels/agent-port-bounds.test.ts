@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -13,7 +14,6 @@ import { parseExposition } from '../helpers/exposition.js';
 import { RawAgent } from '../helpers/raw-agent.js';
 import { PROJECT_ROOT, cleanupProcesses, makeTempDir } from '../helpers/server-process.js';
 import { hostPort, rssOf } from '../helpers/traffic.js';
-import { onSqlitePassOnly } from '../helpers/stores.js';
 
 /**
  * What a peer of the agent port can make burrow hold or say (issue 29 items 4 and 8), against a
@@ -28,7 +28,7 @@ const CLASSIC_AGENT = join(PROJECT_ROOT, 'node_modules/@expo/ngrok-bin-linux-x64
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
-describe('bounds of the agent port', { skip: onSqlitePassOnly }, () => {
+describe('bounds of the agent port', () => {
   let server: DataPlaneServer;
   let token: string;
   let good: ngrok.Session;

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -7,7 +8,6 @@ import { ErrorCode, Flag, FrameType, encodeData, encodeHeader, encodeWndInc } fr
 import { makeCredential, startDataPlaneServer, type DataPlaneServer } from '../helpers/data-plane.js';
 import { RawAgent } from '../helpers/raw-agent.js';
 import { cleanupProcesses } from '../helpers/server-process.js';
-import { onSqlitePassOnly } from '../helpers/stores.js';
 
 /**
  * Hostile and broken agents against a real `burrow serve` (TUNNELS.md §2, issue 11): malformed
@@ -21,7 +21,7 @@ const AUTH = 0;
 const BIND = 1;
 const HEARTBEAT = 0xffffffff;
 
-describe('robustness of the agent port', { skip: onSqlitePassOnly }, () => {
+describe('robustness of the agent port', () => {
   let server: DataPlaneServer;
   let token: string;
   let good: ngrok.Session;

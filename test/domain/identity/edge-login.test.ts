@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // IDENTITY.md §1–§2: the login actions' configuration, OAUTH_PROVIDERS_FILE, the OIDC/OAuth
 // options as rules, the sealed session cookie as the evaluator reads it, and the login flow's
 // refusals against a provider the test fakes.

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // IDENTITY.md §3: jwt-validation's configuration, checked when the policy is written, with the
 // reference's codes; every limit just inside (valid) and just past (refused).
 import { describe, test } from 'node:test';

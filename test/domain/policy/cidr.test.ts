@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // IP address and CIDR parsing and matching, and the CEL functions built on them.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

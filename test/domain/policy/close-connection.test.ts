@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // close-connection in on_tcp_connect (HTTP-POLICY.md §2): validated as deny is, closes as deny does.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

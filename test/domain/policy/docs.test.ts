@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // Keeps docs/POLICY.md honest: every ```yaml / ```json block must be a valid policy, and every
 // block whose info string names an error code must fail with exactly that code.
 import { test } from 'node:test';

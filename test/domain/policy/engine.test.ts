@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // The engine's properties beyond single cases: one definition of the variables for validation and
 // evaluation, CidrSet against the reference cidrContains, linear-time matches(), compile-once,
 // state between connections, and a measured cost.

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // The on_tcp_connect CEL environment: it type-checks expressions and can also evaluate them,
 // including the inCidrRange/inCidrRanges functions.
 import { describe, test } from 'node:test';

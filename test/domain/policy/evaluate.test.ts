@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // Table-driven evaluation cases (TUNNELS.md §5): every action, every variable, the functions,
 // rule order, run-time errors and the phases. Each case is one policy and one connection.
 import { describe, test } from 'node:test';

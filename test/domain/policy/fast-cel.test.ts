@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // fast-cel.ts: the shapes it takes are answered without cel-js, and always as cel-js answers them
 // (the same value, or cel-js's own error when the activation is not what the types promise).
 import { test } from 'node:test';

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // HTTP-POLICY.md §2: each HTTP action's config, its limits just inside (valid) and just past (refused).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

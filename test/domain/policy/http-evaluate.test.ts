@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // HTTP-POLICY.md §1–§2: the HTTP phases' variables and actions, evaluated on crafted requests.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

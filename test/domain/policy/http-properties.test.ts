@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // HTTP-POLICY.md: random policies of served actions on random requests never throw, never make a
 // 5xx of burrow's own, never put a line break in a header, and a header the last rule of a phase
 // removes never goes on: not to the agent (request phase), not to the client (response phase,

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // HTTP-POLICY.md §1: which phases each endpoint kind holds, and each phase's own variables and actions.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // validatePolicy never throws, whatever it is given, and hostile documents stay cheap.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

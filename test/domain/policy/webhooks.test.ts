@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // verify-webhook (HTTP-POLICY.md §2): each provider's signature computed as the provider documents
 // it, valid / tampered / missing / replayed, and the action's validation and results.
 import { describe, test } from 'node:test';

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Failover, GONE_AFTER_SILENCE_MS, judgeInstance, type FailoverRepository, type InstanceRecord } from '../../../src/domain/tunnels/failover.js';

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { rememberedAsk } from '../../../src/domain/tunnels/binds.js';

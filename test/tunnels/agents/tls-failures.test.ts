@@ -1,11 +1,11 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLogger } from '../../../src/observability/logger.js';
 import { TlsFailureLog, reasonOf } from '../../../src/tunnels/agents/tls-failures.js';
-import { onSqlitePassOnly } from '../../helpers/stores.js';
 
 /** The rate limit of `agent_tls_failed` lines, with a clock of the test's own. */
-describe('agent TLS failure log', { skip: onSqlitePassOnly }, () => {
+describe('agent TLS failure log', () => {
   function setup() {
     const lines: Record<string, unknown>[] = [];
     const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });

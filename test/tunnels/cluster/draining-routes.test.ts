@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EndpointPool, TunnelRegistry } from '../../../src/tunnels/registry.js';

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MUXADO_DEFAULTS, muxadoConfig } from '../../../src/tunnels/muxado/config.js';

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';

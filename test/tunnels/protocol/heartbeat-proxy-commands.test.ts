@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Heartbeater, echoHeartbeats, type HeartbeatFailure } from '../../../src/tunnels/protocol/heartbeat.js';

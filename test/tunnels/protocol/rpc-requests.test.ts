@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RPC_REQUESTS, errorReply, type RpcServer } from '../../../src/tunnels/protocol/rpc-requests.js';

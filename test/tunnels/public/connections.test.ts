@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { Socket } from 'node:net';
 import { test } from 'node:test';

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import { NO_POLICY } from '../../../src/domain/tunnels/connection-policy.js';
 import assert from 'node:assert/strict';
 import net from 'node:net';

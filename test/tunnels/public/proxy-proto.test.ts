@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { formatAddress, plainIp, proxyProtocolHeader } from '../../../src/tunnels/public/proxy-proto.js';

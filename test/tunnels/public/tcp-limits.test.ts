@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import tls from 'node:tls';
@@ -7,7 +8,6 @@ import { clientKey } from '../../../src/tunnels/public/tcp-limits.js';
 import { makeCredential, startDataPlaneServer, waitFor, type DataPlaneServer } from '../../helpers/data-plane.js';
 import { cleanupProcesses } from '../../helpers/server-process.js';
 import { hostPort } from '../../helpers/traffic.js';
-import { onSqlitePassOnly } from '../../helpers/stores.js';
 
 /**
  * A TCP endpoint's fair share and idle timeout (issue 29 item 10): one address holding 500 idle
@@ -80,7 +80,7 @@ after(async () => {
   await cleanupProcesses();
 });
 
-describe('public TCP connections: fair share and idle timeout', { skip: onSqlitePassOnly }, () => {
+describe('public TCP connections: fair share and idle timeout', () => {
   let server: DataPlaneServer;
   let port: number;
   let session: ngrok.Session;
@@ -184,7 +184,7 @@ describe('public TCP connections: fair share and idle timeout', { skip: onSqlite
   });
 });
 
-describe('public TCP connections with both limits off (0)', { skip: onSqlitePassOnly }, () => {
+describe('public TCP connections with both limits off (0)', () => {
   it('one address may hold more than 250 connections, and idle ones stay open', async () => {
     const { port, session } = await serverWithTunnel({ EDGE_TCP_IDLE_TIMEOUT_MS: '0', EDGE_TCP_CONNECTIONS_PER_CLIENT: '0' });
     sessions.push(session);

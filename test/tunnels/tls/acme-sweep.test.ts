@@ -12,7 +12,7 @@ import { AcmeCertificates } from '../../../src/tunnels/tls/acme/acme-certificate
  * Every claim is refused (another instance "holds" it), so no CA is needed.
  */
 
-const config: AcmeConfig = { directoryUrl: 'https://ca.invalid/dir', email: undefined, eab: undefined, renewBeforeMs: undefined, dnsHook: undefined, challenges: ['tls-alpn-01'] };
+const config: AcmeConfig = { directoryUrl: 'https://ca.invalid/dir', email: undefined, eab: undefined, renewBeforeMs: undefined, renewIntervalMs: 60_000, dnsHook: undefined, challenges: ['tls-alpn-01'] };
 
 /** A name's row whose renewal is due (its certificate's content plays no part here). */
 const due = (name: string): AcmeCertificateRow => ({ name, certPem: null, keySealed: null, notAfter: null, orderAt: Date.now() - 1_000, failures: 0, lastError: null });

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { createServer as createNetServer, connect as netConnect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { describe, it } from 'node:test';

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 // The official npm SDK (@ngrok/ngrok 1.7.0, ngrok-rust inside: rustls) trusts the agent leaf that
 // burrow issues, given the CA as caCert. No protocol server here: the test only watches the TLS
 // handshake complete on burrow's side, then hangs up; the SDK's connect() then fails, as expected.

@@ -1,3 +1,4 @@
+// @test-pass sqlite
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { rename, rm, writeFile } from 'node:fs/promises';

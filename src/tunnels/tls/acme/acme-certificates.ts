@@ -19,7 +19,6 @@ import { acmeClient, alpnChallengeCertificate, newAccountKey, orderCertificate }
 
 /** An order not finished by then frees its name for another instance. */
 const ORDER_LEASE_MS = 10 * 60_000;
-const SWEEP_INTERVAL_MS = 60_000;
 /** How often an instance that found the name claimed by another looks for its certificate. */
 const CLAIMED_POLL_MS = 1_000;
 
@@ -120,10 +119,10 @@ export class AcmeCertificates {
     return createSecureContext({ cert, key });
   }
 
-  /** Loads what is stored, then sweeps every minute. */
+  /** Loads what is stored, then sweeps every ACME_RENEW_INTERVAL (a minute by default). */
   async start(): Promise<void> {
     await this.sweepCoalesced();
-    this.timer = setInterval(() => void this.sweepCoalesced(), SWEEP_INTERVAL_MS);
+    this.timer = setInterval(() => void this.sweepCoalesced(), this.options.config.renewIntervalMs);
     this.timer.unref();
   }
 
