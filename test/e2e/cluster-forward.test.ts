@@ -7,7 +7,6 @@ import ngrok from '@ngrok/ngrok';
 import { loadOrCreateCa } from '../../src/tunnels/tls/ca.js';
 import { issueCertificate } from '../../src/tunnels/tls/certificates.js';
 import { eventually } from '../helpers/cluster.js';
-import { MOVE_WINDOW_MS } from '../../src/domain/tunnels/moving-names.js';
 import { clusterSchema, clusterSkipReason } from '../helpers/cluster-db.js';
 import { EDGE_B, startInstancePair, type InstancePair, type PairedInstance } from '../helpers/cluster-pair.js';
 import { makeCredential } from '../helpers/data-plane.js';
@@ -32,6 +31,8 @@ const MOVER_HOST = 'mover.burrow.localhost';
 const MOVER_TLS_HOST = 'mover-tls.burrow.localhost';
 /** A TLS edge terminating at the edge, whose backend's labeled tunnel moves with the agent. */
 const MOVER_EDGE = 'mover-edge.example.com';
+/** ROUTE_WAIT_WINDOW_MS of both instances: short, so that B is soon past its first moments. */
+const WINDOW_MS = 2_000;
 
 
 const localPort = (server: net.Server) => (server.address() as net.AddressInfo).port;
@@ -42,7 +43,7 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
   let a: PairedInstance;
   let b: PairedInstance;
   let ports: InstancePair['ports'];
-  /** When B was up: its first moments (MOVE_WINDOW_MS) every unrouted name waits. */
+  /** When B was up: its first moments (WINDOW_MS) every unrouted name waits. */
   let bUpAt: number;
   let session: ngrok.Session;
   let credentialId: string;
@@ -57,7 +58,7 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
   const seen: http.IncomingHttpHeaders[] = [];
 
   before(async () => {
-    ({ a, b, ports } = await startInstancePair(schema.url));
+    ({ a, b, ports } = await startInstancePair(schema.url, { ROUTE_WAIT_WINDOW_MS: String(WINDOW_MS) }));
     clusterPort = ports.link;
     bUpAt = Date.now();
 
@@ -236,7 +237,7 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
   });
 
   it('past its first moments, B answers an unknown name at once; a name whose agent moves waits for its new route (HTTP, upgrade, TLS passthrough, a TLS edge)', async () => {
-    const settled = bUpAt + MOVE_WINDOW_MS + 500 - Date.now();
+    const settled = bUpAt + WINDOW_MS + 500 - Date.now();
     if (settled > 0) await new Promise((resolve) => setTimeout(resolve, settled));
     let asked = Date.now();
     const unknown = await get(EDGE_B, 'nobody.burrow.localhost', '/');
@@ -272,10 +273,13 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
     })).body, 'local saw /before');
     assert.equal(await eventually(() => tlsEcho(MOVER_TLS_HOST, localCa, 'before')), 'before');
     assert.equal(await eventually(() => edgeEcho('edge before')), 'edge before');
-    // the agent leaves B (its session ended: the SDK's close() does not tell the server), and binds
-    // its names on A, in a new session, a second after the requests came to B
+    // the agent leaves B (its session ended: the SDK's close() does not tell the server; its routes
+    // are off B's table before the line), and binds its names on A, in a new session, a second
+    // after the requests came to B (within WINDOW_MS of the withdrawal)
+    const ended = () => b.logs().filter((line) => line.event === 'session_end').length;
+    const endedBefore = ended();
     assert.equal((await api(b, 'DELETE', `/credentials/${first}`)).status, 204);
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await eventually(async () => assert.ok(ended() > endedBefore, 'the session on B has not ended'));
     asked = Date.now();
     const moved = Promise.all([get(EDGE_B, MOVER_HOST, '/moved'), upgrade(EDGE_B, MOVER_HOST), tlsEcho(MOVER_TLS_HOST, localCa, 'moved'), edgeEcho('edge moved')]);
     await new Promise((resolve) => setTimeout(resolve, 1_000));

@@ -8,7 +8,7 @@
  * Labeled tunnels (a TLS edge's backend) have no URL: they are remembered by `labelNames`.
  */
 
-/** How long after a withdrawal (or this instance's start) an unrouted name still waits. */
+/** How long after a withdrawal (or this instance's start) an unrouted name still waits: ROUTE_WAIT_WINDOW_MS's default. */
 export const MOVE_WINDOW_MS = 15_000;
 /** Withdrawals remembered at most; beyond, the oldest go (their names answer at once). */
 export const MAX_REMEMBERED_WITHDRAWALS = 10_000;
