@@ -3,6 +3,7 @@ import { isWellFormedSecret } from './domain/secrets.js';
 import { bindHostnameProblem } from './domain/acl.js';
 import { readFileSync } from 'node:fs';
 import { parseOAuthProviders, type OAuthProvider } from './domain/identity/oauth-providers.js';
+import { MOVE_WINDOW_MS } from './domain/tunnels/moving-names.js';
 
 /**
  * The only reader of the environment. `loadConfig` validates every variable once, at start,
@@ -90,6 +91,11 @@ export interface ClusterConfig {
   readonly addr: string | undefined;
   /** PROXY_PROTOCOL_FROM: the CIDRs whose connections to the public listeners start with a PROXY header. */
   readonly proxyProtocolFrom: readonly string[];
+  /**
+   * ROUTE_WAIT_WINDOW_MS: how long after a withdrawal (and after the start) an unrouted name still
+   * waits for its route (CLUSTER.md §3, domain/tunnels/moving-names.ts).
+   */
+  readonly routeWaitWindowMs: number;
 }
 
 export const ACME_CHALLENGE_TYPES = ['tls-alpn-01', 'http-01'] as const;
@@ -345,6 +351,7 @@ function tunnelConfig(env: Env): TunnelConfig {
       secret: clusterSecret(env),
       addr: hostPort(env, 'CLUSTER_ADDR'),
       proxyProtocolFrom: Object.freeze(cidrs(env, 'PROXY_PROTOCOL_FROM')),
+      routeWaitWindowMs: integer(env, 'ROUTE_WAIT_WINDOW_MS', MOVE_WINDOW_MS, 0, 600_000),
     }),
   };
   if (config.agentPort === 0) config = { ...config, ignoredWithoutDataPlane: edgeListenersAsked(env) };

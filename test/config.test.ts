@@ -63,7 +63,7 @@ describe('loadConfig', () => {
   });
 
   it('reads CLUSTER_SECRET, CLUSTER_ADDR and PROXY_PROTOCOL_FROM, all off by default, never echoing the secret', () => {
-    assert.deepEqual(loadConfig({}, {}).tunnels.cluster, { secret: undefined, addr: undefined, proxyProtocolFrom: [] });
+    assert.deepEqual(loadConfig({}, {}).tunnels.cluster, { secret: undefined, addr: undefined, proxyProtocolFrom: [], routeWaitWindowMs: 15_000 });
     const secret = 'ab'.repeat(32);
     const cluster = loadConfig({}, { CLUSTER_SECRET: secret, CLUSTER_ADDR: '10.0.0.5:7443', PROXY_PROTOCOL_FROM: '10.0.0.0/8, ::1' }).tunnels.cluster;
     assert.deepEqual(cluster.secret, Buffer.from(secret, 'hex'));
@@ -72,6 +72,12 @@ describe('loadConfig', () => {
     for (const addr of ['node-1.internal:7443', '[fd00::1]:7443']) assert.equal(loadConfig({}, { CLUSTER_ADDR: addr }).tunnels.cluster.addr, addr);
     const wrong = 'cd'.repeat(31);
     assert.throws(() => loadConfig({}, { CLUSTER_SECRET: wrong }), (error: unknown) => error instanceof ConfigError && /CLUSTER_SECRET must be 64 hex digits/.test(error.message) && !error.message.includes(wrong));
+  });
+
+  it('reads ROUTE_WAIT_WINDOW_MS, 15 s by default, from 0 to 10 minutes', () => {
+    assert.equal(loadConfig({}, { ROUTE_WAIT_WINDOW_MS: '2000' }).tunnels.cluster.routeWaitWindowMs, 2000);
+    assert.equal(loadConfig({}, { ROUTE_WAIT_WINDOW_MS: '0' }).tunnels.cluster.routeWaitWindowMs, 0);
+    assert.equal(loadConfig({}, { ROUTE_WAIT_WINDOW_MS: '600000' }).tunnels.cluster.routeWaitWindowMs, 600_000);
   });
 
   it('takes 0 as "no limit" for both session limits', () => {
@@ -146,6 +152,9 @@ describe('loadConfig', () => {
     ['CLUSTER_ADDR', 'bad host:7443'],
     ['PROXY_PROTOCOL_FROM', '10.0.0.0/33'],
     ['PROXY_PROTOCOL_FROM', 'haproxy'],
+    ['ROUTE_WAIT_WINDOW_MS', '600001'],
+    ['ROUTE_WAIT_WINDOW_MS', '-1'],
+    ['ROUTE_WAIT_WINDOW_MS', '2s'],
   ]) {
     it(`rejects ${name}=${JSON.stringify(value)} with a message naming ${name}`, () => {
       assert.throws(

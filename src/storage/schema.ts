@@ -205,6 +205,8 @@ export interface EndpointsTable {
   pooling_enabled: number;
   created_at: string;
   updated_at: string;
+  /** One more at each policy patch (migration 023): the routes' version with `updated_at`. */
+  policy_version: Generated<number>;
 }
 
 export interface TunnelClaimsTable {

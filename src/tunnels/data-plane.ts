@@ -6,6 +6,8 @@ import type { EdgeSettings } from '../domain/tunnels/binds.js';
 import { AgentIngress, type IngressRepository } from '../domain/tunnels/ingress.js';
 import type { DataPlaneRepository, SessionCommand } from '../domain/tunnels/types.js';
 import { Failover, type FailoverRepository } from '../domain/tunnels/failover.js';
+import { MovingNames } from '../domain/tunnels/moving-names.js';
+import { MAX_ROUTE_WAITERS, ROUTE_WAIT_MS, RouteWaits } from '../domain/tunnels/route-waits.js';
 import { addressAnswers } from './address-probe.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -103,7 +105,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
       onTakeover: (instance, sessions) => logger.info({ event: 'instance_taken_over', gone_instance_id: instance, sessions }, 'released the names, ports and URLs of an instance proven gone'),
     }),
   );
-  const registry = new TunnelRegistry();
+  const registry = new TunnelRegistry(new RouteWaits(ROUTE_WAIT_MS, MAX_ROUTE_WAITERS, new MovingNames({ windowMs: config.cluster.routeWaitWindowMs })));
   const reservations = options.reservations
     ? new BindReservations(options.reservations, { requireReservedNames: config.requireReservedNames, edgeDomain: edge.edgeDomain, publicHost: edge.publicHost, region: edge.region })
     : undefined;

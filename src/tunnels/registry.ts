@@ -2,6 +2,7 @@ import type { SecureContext } from 'node:tls';
 import type { PolicyEndpoint } from '../domain/policy/index.js';
 import { publicUrl, type BindProto } from '../domain/tunnels/binds.js';
 import { NO_POLICY, type ConnectionPolicy } from '../domain/tunnels/connection-policy.js';
+import { labelNames } from '../domain/tunnels/moving-names.js';
 import { RouteWaits } from '../domain/tunnels/route-waits.js';
 import type { AgentConnection } from './protocol/index.js';
 
@@ -49,7 +50,10 @@ export interface AgentConnections {
 /** Where a TLS edge's hostport sends its connections (TLS passed through), and its policy. */
 export interface EdgeRoute {
   readonly edgeId: string;
+  /** Its backend's live labeled tunnels, read anew at each use (a connection may wait for one). */
   readonly backend: TunnelChoice;
+  /** What a withdrawal of a tunnel its backend matched is remembered by (`labelNames`); none without a backend. */
+  readonly backendNames: readonly string[];
   readonly policy: ConnectionPolicy;
   readonly endpoint: PolicyEndpoint;
   /** Set when the edge's tls_termination module terminates at the edge: the backend gets plaintext. */
@@ -258,7 +262,11 @@ export class TunnelRegistry {
   }
 
   removeLabeled(tunnelId: string): void {
+    const tunnel = this.labeled.get(tunnelId);
+    if (!tunnel) return;
     this.labeled.delete(tunnelId);
+    // a TLS edge whose backend matched it waits for it, as a withdrawn URL does (moving-names.ts)
+    for (const name of labelNames(tunnel.accountId, tunnel.labels ?? {})) this.waits.moving.withdrawn(name);
   }
 
   /** Labeled tunnels of an account whose labels include every one of `labels`. */

@@ -1,11 +1,9 @@
 // @test-pass sqlite
 import assert from 'node:assert/strict';
-import { randomBytes, X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
 import http from 'node:http';
 import type https from 'node:https';
 import type net from 'node:net';
-import { join } from 'node:path';
 import type tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import ngrok from '@ngrok/ngrok';
@@ -13,10 +11,11 @@ import pg from 'pg';
 import type { IssuedCertificate } from '../../src/tunnels/tls/certificates.js';
 import { eventually } from '../helpers/cluster.js';
 import { clusterDatabase, clusterSchema, clusterSkipReason } from '../helpers/cluster-db.js';
-import { freePortRange, freePorts, makeCredential } from '../helpers/data-plane.js';
+import { EDGE_B, startInstancePair, type PairedInstance } from '../helpers/cluster-pair.js';
+import { makeCredential } from '../helpers/data-plane.js';
 import { httpsGet, makeEdgeTlsCertificates, startHelloService, TLS_HEADERS_POLICY } from '../helpers/edge-tls.js';
 import { startPlainService, tlsExchange, type PlainService } from '../helpers/plain-service.js';
-import { api, cleanupProcesses, generateApiKey, makeTempDir, startServer, type ServerProcess } from '../helpers/server-process.js';
+import { api, cleanupProcesses } from '../helpers/server-process.js';
 
 /**
  * The edge TLS options of a bind (HTTP-POLICY.md §4) and a TLS edge's TLS (§5) honoured by the
@@ -29,19 +28,11 @@ import { api, cleanupProcesses, generateApiKey, makeTempDir, startServer, type S
  */
 const skip = await clusterSkipReason('cluster-edge-tls suite');
 
-const EDGE_A = '127.0.1.1';
-const EDGE_B = '127.0.1.2';
-
-interface Instance extends ServerProcess {
-  agentPort: number;
-  ca: string;
-}
-
 describe('edge TLS of tunnels held by another instance', { skip, timeout: 120_000 }, () => {
   const schema = clusterSchema('etls');
   const closers: (() => unknown)[] = [];
-  let a: Instance;
-  let b: Instance;
+  let a: PairedInstance;
+  let b: PairedInstance;
   let tlsPort: number;
   let session: ngrok.Session;
   let clientCaPem: string;
@@ -55,35 +46,10 @@ describe('edge TLS of tunnels held by another instance', { skip, timeout: 120_00
   const seen: http.IncomingHttpHeaders[] = [];
 
   before(async () => {
-    const [httpPort, tls_, link, agentA, agentB] = (await freePorts(5)) as [number, number, number, number, number];
-    tlsPort = tls_;
-    const tcp = await freePortRange(2);
-    const secret = randomBytes(32).toString('hex');
-    const key = generateApiKey();
-    const start = async (edgeHost: string, agentPort: number): Promise<Instance> => {
-      const tlsDir = makeTempDir('burrow-etls-');
-      const server = await startServer({
-        databaseUrl: schema.url,
-        bootstrapApiKey: key,
-        env: {
-          AGENT_PORT: String(agentPort),
-          EDGE_HOST: edgeHost,
-          EDGE_HTTP_PORT: String(httpPort),
-          EDGE_TLS_PORT: String(tlsPort),
-          EDGE_TCP_PORTS: `${tcp.first}-${tcp.last}`,
-          EDGE_DOMAIN: 'burrow.localhost',
-          TLS_DIR: tlsDir,
-          CLUSTER_SECRET: secret,
-          CLUSTER_ADDR: `${edgeHost}:${link}`,
-          // every line either instance writes is searched for the agent's key
-          LOG_LEVEL: 'debug',
-        },
-      });
-      return Object.assign(server, { agentPort, ca: readFileSync(join(tlsDir, 'ca.pem'), 'utf8') });
-    };
-    a = await start(EDGE_A, agentA);
-    b = await start(EDGE_B, agentB);
-
+    // every line either instance writes is searched for the agent's key
+    const pair = await startInstancePair(schema.url, { LOG_LEVEL: 'debug' });
+    ({ a, b } = pair);
+    tlsPort = pair.ports.tls;
     ({ clientCaPem, trusted, stranger, agentCaPem, agentLeaf } = await makeEdgeTlsCertificates(['own-cert.example.com', 'both.example.com']));
 
     plain = await startPlainService();
@@ -91,7 +57,7 @@ describe('edge TLS of tunnels held by another instance', { skip, timeout: 120_00
     web = await startHelloService(seen);
     closers.push(() => new Promise((resolve) => web.close(resolve)));
     const cred = await makeCredential(a, []);
-    session = await new ngrok.SessionBuilder().authtoken(cred.token).serverAddr(`127.0.0.1:${a.agentPort}`).caCert(Buffer.from(a.ca)).connect();
+    session = await new ngrok.SessionBuilder().authtoken(cred.token).serverAddr(`127.0.0.1:${a.agentPort}`).caCert(a.ca).connect();
   });
 
   after(async () => {

@@ -8,10 +8,10 @@ import ngrok from '@ngrok/ngrok';
 import { loadOrCreateCa } from '../../src/tunnels/tls/ca.js';
 import { issueCertificate } from '../../src/tunnels/tls/certificates.js';
 import { eventually } from '../helpers/cluster.js';
-import { MOVE_WINDOW_MS } from '../../src/domain/tunnels/moving-names.js';
 import { clusterSchema, clusterSkipReason } from '../helpers/cluster-db.js';
 import { EDGE_B, startInstancePair, type InstancePair, type PairedInstance } from '../helpers/cluster-pair.js';
 import { makeCredential } from '../helpers/data-plane.js';
+import { startPlainService, tlsExchange } from '../helpers/plain-service.js';
 import { api, cleanupProcesses, makeTempDir, type ServerProcess } from '../helpers/server-process.js';
 
 /**
@@ -30,6 +30,10 @@ const EDGE_NAME = 'edge.example.com';
 /** Names an agent moves with from one session to the next (CLUSTER.md §3's route waits). */
 const MOVER_HOST = 'mover.burrow.localhost';
 const MOVER_TLS_HOST = 'mover-tls.burrow.localhost';
+/** A TLS edge terminating at the edge, whose backend's labeled tunnel moves with the agent. */
+const MOVER_EDGE = 'mover-edge.example.com';
+/** ROUTE_WAIT_WINDOW_MS of both instances: short, so that B is soon past its first moments. */
+const WINDOW_MS = 2_000;
 
 
 const localPort = (server: net.Server) => (server.address() as net.AddressInfo).port;
@@ -40,7 +44,7 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
   let a: PairedInstance;
   let b: PairedInstance;
   let ports: InstancePair['ports'];
-  /** When B was up: its first moments (MOVE_WINDOW_MS) every unrouted name waits. */
+  /** When B was up: its first moments (WINDOW_MS) every unrouted name waits. */
   let bUpAt: number;
   let session: ngrok.Session;
   let credentialId: string;
@@ -55,7 +59,7 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
   const seen: http.IncomingHttpHeaders[] = [];
 
   before(async () => {
-    ({ a, b, ports } = await startInstancePair(schema.url));
+    ({ a, b, ports } = await startInstancePair(schema.url, { ROUTE_WAIT_WINDOW_MS: String(WINDOW_MS) }));
     clusterPort = ports.link;
     bUpAt = Date.now();
 
@@ -233,8 +237,8 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
     }
   });
 
-  it('past its first moments, B answers an unknown name at once; a name whose agent moves waits for its new route (HTTP, upgrade, TLS passthrough)', async () => {
-    const settled = bUpAt + MOVE_WINDOW_MS + 500 - Date.now();
+  it('past its first moments, B answers an unknown name at once; a name whose agent moves waits for its new route (HTTP, upgrade, TLS passthrough, a TLS edge)', async () => {
+    const settled = bUpAt + WINDOW_MS + 500 - Date.now();
     if (settled > 0) await new Promise((resolve) => setTimeout(resolve, settled));
     let asked = Date.now();
     const unknown = await get(EDGE_B, 'nobody.burrow.localhost', '/');
@@ -245,12 +249,20 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
     console.log(`# an unknown name on B: 404, 404 and the TLS alert in ${unknownMs} ms`);
     assert.ok(unknownMs < 1_000, `answered after ${unknownMs} ms`);
 
+    const plain = await startPlainService();
+    closers.push(() => plain.close());
+    const group = await api(b, 'POST', '/backends/tunnel_group', { body: { labels: { app: 'mover' } } });
+    assert.equal(group.status, 201, group.text);
+    const edge = await api(b, 'POST', '/edges/tls', { body: { hostports: [`${MOVER_EDGE}:443`], backend: { backend_id: group.body.id }, tls_termination: { terminate_at: 'edge' } } });
+    assert.equal(edge.status, 201, edge.text);
+    const edgeEcho = async (text: string) => (await tlsExchange(ports.tls, MOVER_EDGE, text, { host: EDGE_B, ca: b.ca })).echoed;
     const bindOn = async (instance: PairedInstance) => {
       const cred = await makeCredential(instance, []);
       const mover = await new ngrok.SessionBuilder().authtoken(cred.token).serverAddr(`127.0.0.1:${instance.agentPort}`).caCert(instance.ca).connect();
       closers.unshift(() => mover.close().catch(() => {}));
       await mover.httpEndpoint().domain(MOVER_HOST).scheme('HTTP').listenAndForward(`http://127.0.0.1:${localPort(localHttp)}`);
       await mover.tlsEndpoint().domain(MOVER_TLS_HOST).listenAndForward(`tls://127.0.0.1:${localTlsPort}`);
+      await mover.labeledListener().label('app', 'mover').listenAndForward(`tcp://127.0.0.1:${plain.port}`);
       return cred.id;
     };
     // the agent is on B first, then moves to A (B's own session ends: A's logs keep to the suite's other tests)
@@ -261,21 +273,26 @@ describe('forwarding between two instances', { skip, timeout: 120_000 }, () => {
       return answer;
     })).body, 'local saw /before');
     assert.equal(await eventually(() => tlsEcho(MOVER_TLS_HOST, localCa, 'before')), 'before');
-    // the agent leaves B (its session ended: the SDK's close() does not tell the server), and binds
-    // its names on A, in a new session, a second after the requests came to B
+    assert.equal(await eventually(() => edgeEcho('edge before')), 'edge before');
+    // the agent leaves B (its session ended: the SDK's close() does not tell the server; its routes
+    // are off B's table before the line), and binds its names on A, in a new session, a second
+    // after the requests came to B (within WINDOW_MS of the withdrawal)
+    const ended = () => b.logs().filter((line) => line.event === 'session_end').length;
+    const endedBefore = ended();
     assert.equal((await api(b, 'DELETE', `/credentials/${first}`)).status, 204);
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await eventually(async () => assert.ok(ended() > endedBefore, 'the session on B has not ended'));
     asked = Date.now();
-    const moved = Promise.all([get(EDGE_B, MOVER_HOST, '/moved'), upgrade(EDGE_B, MOVER_HOST), tlsEcho(MOVER_TLS_HOST, localCa, 'moved')]);
+    const moved = Promise.all([get(EDGE_B, MOVER_HOST, '/moved'), upgrade(EDGE_B, MOVER_HOST), tlsEcho(MOVER_TLS_HOST, localCa, 'moved'), edgeEcho('edge moved')]);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     await bindOn(a);
-    const [answer, switched, echoed] = await moved;
+    const [answer, switched, echoed, edgeEchoed] = await moved;
     const movedMs = Date.now() - asked;
     console.log(`# a moving agent's name on B: served ${movedMs} ms after the request (rebound on A after 1 s)`);
     assert.equal(answer.status, 200, answer.body);
     assert.equal(answer.body, 'local saw /moved');
     assert.equal(switched, 101);
     assert.equal(echoed, 'moved');
+    assert.equal(edgeEchoed, 'edge moved');
     assert.ok(movedMs >= 1_000, `answered after ${movedMs} ms: before the agent was back`);
   });
 

@@ -5,9 +5,10 @@
  * during this instance's first moments, whose routing table could not have seen a withdrawal made
  * before it started. A name never routed gets its 404 (or close) at once, so unknown names cannot
  * pin the waiters. The memory is bounded: past its size the oldest withdrawals are forgotten.
+ * Labeled tunnels (a TLS edge's backend) have no URL: they are remembered by `labelNames`.
  */
 
-/** How long after a withdrawal (or this instance's start) an unrouted name still waits. */
+/** How long after a withdrawal (or this instance's start) an unrouted name still waits: ROUTE_WAIT_WINDOW_MS's default. */
 export const MOVE_WINDOW_MS = 15_000;
 /** Withdrawals remembered at most; beyond, the oldest go (their names answer at once). */
 export const MAX_REMEMBERED_WITHDRAWALS = 10_000;
@@ -51,6 +52,19 @@ export class MovingNames {
     return false;
   }
 
+  /**
+   * Whether a TLS edge's connection (no tunnel of its backend live here) should wait: `names`
+   * (`labelNames` of the edge's account and backend labels) were all withdrawn lately, as they
+   * are when a tunnel the backend matches left. None (no backend): false.
+   */
+  mayMoveAll(names: readonly string[]): boolean {
+    if (names.length === 0) return false;
+    const now = this.now();
+    if (now - this.startedAt < this.windowMs) return true;
+    this.forgetExpired(now);
+    return names.every((name) => this.withdrawnAt.has(name));
+  }
+
   get remembered(): number {
     return this.withdrawnAt.size;
   }
@@ -61,6 +75,16 @@ export class MovingNames {
       this.withdrawnAt.delete(url);
     }
   }
+}
+
+/**
+ * What a labeled tunnel's withdrawal is remembered by, and a TLS edge's backend looked up by: the
+ * account, then each label of it. A backend matches every tunnel carrying its labels (a subset of
+ * the tunnel's), so all of a backend's names are among those of any tunnel it matched. JSON
+ * arrays: no URL begins with `[`.
+ */
+export function labelNames(accountId: string, labels: Readonly<Record<string, string>>): string[] {
+  return [JSON.stringify([accountId]), ...Object.entries(labels).map(([key, value]) => JSON.stringify([accountId, key, value]))];
 }
 
 /**

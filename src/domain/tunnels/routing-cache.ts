@@ -23,7 +23,7 @@ export interface RemoteRoute {
   readonly labels: Readonly<Record<string, string>> | null;
   readonly endpointId: string | null;
   readonly poolingEnabled: boolean;
-  /** Changes when a policy of the endpoint's tunnels is patched (its updated_at): the route is described again. */
+  /** Changes at each patch of a policy of the endpoint's tunnels (its policy version): the route is described again. */
   readonly version: string;
 }
 

@@ -13,6 +13,7 @@ import { tlsTermination } from './016_tls_termination.js';
 import { routeNotifications } from './018_route_notifications.js';
 import { trafficMinutes } from './021_traffic_minutes.js';
 import { sessionNotifications } from './022_session_notifications.js';
+import { endpointPolicyVersion } from './023_endpoint_policy_version.js';
 
 /** Every migration in order. Names are permanent: they are recorded in kysely_migration. */
 export function allMigrations(dialect: Dialect): Record<string, Migration> {
@@ -30,5 +31,6 @@ export function allMigrations(dialect: Dialect): Record<string, Migration> {
     '018_route_notifications': routeNotifications(dialect),
     '021_traffic_minutes': trafficMinutes(dialect),
     '022_session_notifications': sessionNotifications(dialect),
+    '023_endpoint_policy_version': endpointPolicyVersion(dialect),
   };
 }

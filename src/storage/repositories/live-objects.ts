@@ -11,7 +11,7 @@ import { KeysetPages } from './paging.js';
 
 type SessionRow = Omit<TunnelSessionsTable, 'account_id'>;
 type TunnelRow = Omit<TunnelsTable, 'account_id'> & { region: string | null };
-type EndpointRow = Omit<EndpointsTable, 'account_id'> & {
+type EndpointRow = Omit<EndpointsTable, 'account_id' | 'policy_version'> & {
   region: string | null;
   tunnel_id: string | null;
   tunnel_metadata: string | null;

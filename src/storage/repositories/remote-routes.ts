@@ -34,6 +34,7 @@ export class SqlRemoteRouteSource implements RemoteRouteSource {
             'tunnels.endpoint_id',
             'endpoints.pooling_enabled',
             'endpoints.updated_at',
+            'endpoints.policy_version',
           ])
           .where('tunnels.instance_id', '<>', param('instanceId'))
           .where('instances.cluster_addr', 'is not', null)
@@ -57,7 +58,8 @@ export class SqlRemoteRouteSource implements RemoteRouteSource {
       labels: parseLabelsOrNull(row.labels),
       endpointId: row.endpoint_id,
       poolingEnabled: row.pooling_enabled === 1,
-      version: row.updated_at ?? '',
+      // the counter changes at every patch; updated_at also when the row is written anew
+      version: row.policy_version === null ? '' : `${row.policy_version}@${row.updated_at}`,
     }));
   }
 

@@ -187,7 +187,12 @@ export class SqlTunnelRepository implements IngressRepository, DataPlaneReposito
   }
 
   async updateEndpointPolicy(id: string, trafficPolicy: string, updatedAt: string): Promise<void> {
-    await this.db.updateTable('endpoints').set({ traffic_policy: trafficPolicy, updated_at: updatedAt }).where('id', '=', id).execute();
+    // incremented in the statement: concurrent patches through any instance each count
+    await this.db
+      .updateTable('endpoints')
+      .set((eb) => ({ traffic_policy: trafficPolicy, updated_at: updatedAt, policy_version: eb(eb.ref('policy_version'), '+', 1) }))
+      .where('id', '=', id)
+      .execute();
     await this.store.durable();
   }
 

@@ -150,7 +150,7 @@ export class HttpProxy {
   private route(host: string | undefined): EndpointPool | undefined | Promise<EndpointPool | undefined> {
     if (host === undefined) return undefined;
     const { routes, opener, waits } = this.options;
-    return routeOrWait(waits, opener, () => routes.poolFor(host), () => namesServing(host).map((name) => routes.urlOf(name)));
+    return routeOrWait(waits, opener, () => routes.poolFor(host), (moving) => moving.mayMove(namesServing(host).map((name) => routes.urlOf(name))));
   }
 
   /** The request once its endpoint is known (undefined: none serves the name). */

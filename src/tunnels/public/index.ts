@@ -86,7 +86,7 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
     socket.on('error', () => {});
     const conn = sink.open('tcp', socket, server);
     const url = publicUrl('tcp', edge.publicHost, port);
-    let pool = routeOrWait(waits, opener, () => registry.route(url), () => [url]);
+    let pool = routeOrWait(waits, opener, () => registry.route(url), (moving) => moving.mayMove([url]));
     if (pool instanceof Promise) {
       pool = await pool;
       if (socket.destroyed) return;

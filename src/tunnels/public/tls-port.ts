@@ -19,7 +19,7 @@ import type { TcpConnectionLimits } from './tcp-limits.js';
 import type { ProxyHeaderGate } from './proxy-header.js';
 import type { RouteWaits } from '../../domain/tunnels/route-waits.js';
 import { namesServing } from '../../domain/tunnels/moving-names.js';
-import { routeOrWait } from './route-or-wait.js';
+import { backendOrWait, routeOrWait } from './route-or-wait.js';
 
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
@@ -83,6 +83,9 @@ export class TlsPort {
     if (edge) {
       conn.edgeId = edge.edgeId;
       if (!this.options.gate.admit(conn, edge.policy, edge.endpoint) || !this.withinLimits(conn, edge.edgeId)) return void socket.destroy();
+      // a backend with no tunnel to take it waits as an endpoint does (its agent may be moving)
+      await backendOrWait(this.options.waits, this.options.opener, edge);
+      if (socket.destroyed) return;
       // a terminate-tls action of the edge's policy wins over its module
       const termination = conn.termination ?? edge.termination;
       if (termination) await this.terminateToTunnel(socket, hello.buffered, conn, sni!, edge.backend, termination);
@@ -123,7 +126,7 @@ export class TlsPort {
     // an https one waits per request, in the HTTP proxy
     let passthrough = find();
     if (passthrough && waits && !opener.canOpen(passthrough)) {
-      passthrough = await routeOrWait(waits, opener, find, () => []);
+      passthrough = await routeOrWait(waits, opener, find, () => false);
       if (socket.destroyed) return true;
     }
     if (passthrough) {

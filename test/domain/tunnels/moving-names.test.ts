@@ -1,7 +1,7 @@
 // @test-pass sqlite
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MovingNames, namesServing } from '../../../src/domain/tunnels/moving-names.js';
+import { labelNames, MovingNames, namesServing } from '../../../src/domain/tunnels/moving-names.js';
 
 /**
  * CLUSTER.md §3: only a name whose agent may be moving between instances waits for its route; a
@@ -76,6 +76,25 @@ describe('MovingNames', () => {
     advance(WINDOW);
     moving.withdrawn('http://new.example');
     assert.equal(moving.remembered, 1);
+  });
+
+  it("a TLS edge's backend may be moving when a labeled tunnel it matched was withdrawn: same account, its labels a subset", () => {
+    const { moving, advance } = started();
+    for (const name of labelNames('acct_1', { app: 'web', zone: 'eu' })) moving.withdrawn(name);
+    assert.equal(moving.mayMoveAll(labelNames('acct_1', { app: 'web' })), true);
+    assert.equal(moving.mayMoveAll(labelNames('acct_1', { app: 'web', zone: 'eu' })), true);
+    assert.equal(moving.mayMoveAll(labelNames('acct_1', {})), true, 'a backend of no labels matches every labeled tunnel');
+    assert.equal(moving.mayMoveAll(labelNames('acct_1', { app: 'web', zone: 'us' })), false, 'the tunnel did not match it');
+    assert.equal(moving.mayMoveAll(labelNames('acct_2', { app: 'web' })), false, 'another account');
+    assert.equal(moving.mayMove(labelNames('acct_1', { app: 'web' })), true);
+    advance(WINDOW);
+    assert.equal(moving.mayMoveAll(labelNames('acct_1', { app: 'web' })), false, 'forgotten after the window');
+  });
+
+  it('an edge without a backend never waits, not even in the first moments', () => {
+    const { moving } = started(0);
+    assert.equal(moving.mayMoveAll([]), false);
+    assert.equal(moving.mayMoveAll(labelNames('acct_1', { app: 'web' })), true);
   });
 });
 

@@ -1,11 +1,14 @@
 // @test-pass sqlite
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { EdgeRoute as StoredEdge } from '../../../src/domain/edges/types.js';
 import { MovingNames, namesServing } from '../../../src/domain/tunnels/moving-names.js';
+import { createLogger } from '../../../src/observability/logger.js';
+import { EdgeRouting } from '../../../src/tunnels/edges/edge-routing.js';
 import { RouteWaits } from '../../../src/domain/tunnels/route-waits.js';
 import { NO_POLICY } from '../../../src/domain/tunnels/connection-policy.js';
 import { ProxyOpener } from '../../../src/tunnels/public/opener.js';
-import { routeOrWait } from '../../../src/tunnels/public/route-or-wait.js';
+import { backendOrWait, routeOrWait } from '../../../src/tunnels/public/route-or-wait.js';
 import { EndpointPool, SchemeRoutes, TunnelRegistry, type LiveTunnel } from '../../../src/tunnels/registry.js';
 
 /**
@@ -22,8 +25,8 @@ describe('routeOrWait on a cluster instance', () => {
     const routes = new SchemeRoutes(registry, 'http', undefined);
     // another instance's tunnels can always be opened; this instance's agents are all gone
     const opener = new ProxyOpener({ connectionOf: () => undefined }, 500, { open: () => undefined });
-    const route = (host: string) => routeOrWait(registry.waits, opener, () => routes.poolFor(host), () => namesServing(host).map((name) => routes.urlOf(name)));
-    return { registry, routes, route };
+    const route = (host: string) => routeOrWait(registry.waits, opener, () => routes.poolFor(host), (moving) => moving.mayMove(namesServing(host).map((name) => routes.urlOf(name))));
+    return { registry, routes, route, opener };
   }
 
   const tunnel = (url: string, id: string, remote: boolean): LiveTunnel => ({
@@ -93,14 +96,54 @@ describe('routeOrWait on a cluster instance', () => {
     const registry = new TunnelRegistry(new RouteWaits(100, 1_000, new MovingNames({ windowMs: 15_000 })));
     const routes = new SchemeRoutes(registry, 'http', undefined);
     const opener = new ProxyOpener({ connectionOf: () => undefined });
-    const waited = routeOrWait(registry.waits, opener, () => routes.poolFor('new.example'), () => [routes.urlOf('new.example')]);
+    const waited = routeOrWait(registry.waits, opener, () => routes.poolFor('new.example'), (moving) => moving.mayMove([routes.urlOf('new.example')]));
     assert.ok(waited instanceof Promise);
     assert.equal(await waited, undefined);
+  });
+
+  /** TLS edges of acct_1 (their backends' labels by hostport host) routed by the real EdgeRouting over `registry`. */
+  function edgesOver(registry: TunnelRegistry, backends: Record<string, Record<string, string>>) {
+    const stored = (host: string): StoredEdge | undefined =>
+      backends[host] && { edgeId: `edgtls_${host}`, accountId: 'acct_1', hostport: `${host}:443`, backend: { enabled: true, labels: backends[host]! }, policy: null, tlsTermination: null } as StoredEdge;
+    return new EdgeRouting({ findEdgeByHost: async (host) => stored(host) }, registry, 25, createLogger('silent'), 443);
+  }
+
+  const labeled = (id: string, labels: Record<string, string>, remote: boolean): LiveTunnel => ({ ...tunnel('', id, remote), proto: '', url: null, labels });
+
+  it("a TLS edge whose backend's labeled tunnel was withdrawn waits, and is served once a tunnel it matches appears; another edge's does not wait", async () => {
+    const { registry, opener } = instance(60_000);
+    const edges = edgesOver(registry, { 'moving.example': { app: 'web' }, 'other.example': { app: 'api' } });
+    registry.addLabeled(labeled('tn_old', { app: 'web', zone: 'eu' }, true));
+    const moving = (await edges.resolveEdge('moving.example'))!;
+    assert.equal(backendOrWait(registry.waits, opener, moving), true, 'served at once while its tunnel is there');
+    registry.removeLabeled('tn_old');
+    const waited = backendOrWait(registry.waits, opener, moving);
+    assert.ok(waited instanceof Promise);
+    assert.equal(backendOrWait(registry.waits, opener, (await edges.resolveEdge('other.example'))!), false, 'answered at once');
+    assert.equal(registry.waits.waiting, 1);
+    registry.addLabeled(labeled('tn_new', { app: 'web', zone: 'us' }, true));
+    registry.routesChanged();
+    assert.equal(await waited, true);
+    assert.equal(moving.backend.pick()?.id, 'tn_new', 'the route resolved before the wait picks the new tunnel');
+  });
+
+  it('a TLS edge whose backend matches no tunnel and none withdrawn is answered at once; one whose agent is going away waits, then gives up', async () => {
+    const { registry, opener } = instance();
+    const edges = edgesOver(registry, { 'edge.example': { app: 'web' } });
+    const edge = (await edges.resolveEdge('edge.example'))!;
+    assert.equal(backendOrWait(registry.waits, opener, edge), false);
+    // this instance's agent is gone (its connection unknown to the opener): the tunnel cannot take it
+    registry.addLabeled(labeled('tn_local', { app: 'web' }, false));
+    const started = Date.now();
+    const waited = backendOrWait(registry.waits, opener, edge);
+    assert.ok(waited instanceof Promise);
+    assert.equal(await waited, true, 'the backend still has its tunnel: the connection meets no_tunnel');
+    assert.ok(Date.now() - started >= 90);
   });
 
   it('a single instance never waits', () => {
     const registry = new TunnelRegistry();
     const routes = new SchemeRoutes(registry, 'http', undefined);
-    assert.equal(routeOrWait(undefined, new ProxyOpener({ connectionOf: () => undefined }), () => routes.poolFor('x.example'), () => ['http://x.example']), undefined);
+    assert.equal(routeOrWait(undefined, new ProxyOpener({ connectionOf: () => undefined }), () => routes.poolFor('x.example'), () => true), undefined);
   });
 });
