@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
 import type tls from 'node:tls';
-import { after, before, describe, it, type TestContext } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import ngrok from '@ngrok/ngrok';
 import { clusterUnavailable, get, startCluster, startEchoService, type Answer, type Cluster, type Instance } from '../helpers/cluster.js';
 import { makeCredential, waitFor } from '../helpers/data-plane.js';
@@ -16,9 +16,7 @@ import { spawnAgent, type TrafficServer } from '../helpers/traffic.js';
  * CLUSTER.md §4: three real instances on one PostgreSQL schema (127.0.1.1–3, identical ports),
  * Debian's HAProxy in front with README.md's configuration, official SDK agents through it.
  * PostgreSQL is reached on its own (not TEST_DATABASE_URL), so the suite runs once per CI run, on
- * the SQLite pass. What needs connections forwarded between instances is checked once an
- * instance that does not hold an endpoint serves it; until then those checks are skipped, saying
- * so, and the rest (failover, drain, revocation, PROXY v2) is checked on the holding instance.
+ * the SQLite pass. Every instance serves every endpoint (forwarding to the holder, CLUSTER.md §2).
  */
 const unavailable = await clusterUnavailable();
 
@@ -29,7 +27,6 @@ describe('three instances behind HAProxy (README configuration)', { skip: unavai
   let token: string;
   let credentialId: string;
   let session: ngrok.Session;
-  let forwards = false;
   const sessions: ngrok.Session[] = [];
   const host = (name: string) => `${name}.burrow.localhost`;
 
@@ -80,10 +77,8 @@ describe('three instances behind HAProxy (README configuration)', { skip: unavai
     assert.equal(edge.status, 201, edge.text);
     const holder = holderOf(credentialId)!;
     const other = cluster.instances.find((instance) => instance !== holder)!;
-    // forwarding between instances is another piece of work: known by whether a non-holder serves
     await waitFor('the endpoint served by its holder', async () => (await direct(holder, 'app')).status === 200);
-    forwards = (await direct(other, 'app')).status === 200;
-    if (!forwards) console.log('cluster-haproxy: instances do not forward public connections yet; checks through non-holding instances are skipped');
+    await waitFor('the endpoint served by another instance', async () => (await direct(other, 'app')).status === 200);
   });
   let tcpUrl = '';
 
@@ -98,11 +93,6 @@ describe('three instances behind HAProxy (README configuration)', { skip: unavai
   /** A TLS client of the edge's hostport at `address`, trusting the cluster CA. */
   const viaEdge = (address: string) => tlsExchange(cluster.ports.tls, host('edge'), 'hello', { host: address, ca: readFileSync(cluster.caPath), ...({ localAddress: '127.0.0.2' } as tls.ConnectionOptions) });
 
-  const needsForwarding = (t: TestContext): boolean => {
-    if (forwards) return false;
-    t.skip('needs forwarding between instances (CLUSTER.md §2), not in this build');
-    return true;
-  };
 
   it('HAProxy runs the README configuration; the SDK agent connects through it', () => {
     assert.match(cluster.haproxyConfig, /option redispatch/);
@@ -126,8 +116,7 @@ describe('three instances behind HAProxy (README configuration)', { skip: unavai
     assert.equal((await viaEdge(holder.host)).greeting, 'plain');
   });
 
-  it('every endpoint answers through every instance and through the balancer', async (t) => {
-    if (needsForwarding(t)) return;
+  it('every endpoint answers through every instance and through the balancer', async () => {
     const port = Number(new URL(tcpUrl.replace('tcp:', 'http:')).port);
     for (const instance of cluster.instances) {
       assert.equal((await direct(instance, 'app')).status, 200, `http through ${instance.host}`);
@@ -138,8 +127,7 @@ describe('three instances behind HAProxy (README configuration)', { skip: unavai
     for (let i = 0; i < 6; i++) assert.equal((await balanced('app')).status, 200);
   });
 
-  it('the traffic policy runs once per request: one line with its action across the three instances', async (t) => {
-    if (needsForwarding(t)) return;
+  it('the traffic policy runs once per request: one line with its action across the three instances', async () => {
     const path = `/once-${Date.now()}`;
     for (let i = 0; i < 6; i++) assert.equal((await balanced('policy', path)).status, 200);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -188,27 +176,18 @@ describe('three instances behind HAProxy (README configuration)', { skip: unavai
     const holder = holderOf(credentialId)!;
     const killedAt = Date.now();
     await holder.server.kill();
-    let back: number;
-    if (forwards) {
-      // six requests in a row through the balancer, the first within 10 s
-      let streak = 0;
-      let firstOfStreak = 0;
-      await waitFor('six in a row', async () => {
-        const answer = await balanced('app').catch(() => undefined);
-        if (answer?.status === 200) {
-          if (streak++ === 0) firstOfStreak = Date.now();
-        } else streak = 0;
-        return streak >= 6;
-      }, 15_000);
-      back = firstOfStreak - killedAt;
-    } else {
-      await waitFor('the URL through its new holder', async () => {
-        const now = holderOf(credentialId);
-        return now !== undefined && now !== holder && (await direct(now, 'app').catch(() => undefined))?.status === 200;
-      }, 15_000);
-      back = Date.now() - killedAt;
-    }
-    console.log(`cluster-haproxy: URL back ${back} ms after SIGKILL of ${holder.host} (${forwards ? 'six in a row through HAProxy' : 'through the new holding instance'})`);
+    // six requests in a row through the balancer, the first within 10 s
+    let streak = 0;
+    let firstOfStreak = 0;
+    await waitFor('six in a row', async () => {
+      const answer = await balanced('app').catch(() => undefined);
+      if (answer?.status === 200) {
+        if (streak++ === 0) firstOfStreak = Date.now();
+      } else streak = 0;
+      return streak >= 6;
+    }, 15_000);
+    const back = firstOfStreak - killedAt;
+    console.log(`cluster-haproxy: URL back ${back} ms after SIGKILL of ${holder.host} (six in a row through HAProxy)`);
     assert.ok(back <= 10_000, `back after ${back} ms`);
     await cluster.restart(holder);
   });
@@ -241,8 +220,7 @@ describe('three instances behind HAProxy (README configuration)', { skip: unavai
     await cluster.restart(holder);
   });
 
-  it('a rolling restart of all three under steady load loses no request (retrying only refused or unanswered connections)', async (t) => {
-    if (needsForwarding(t)) return;
+  it('a rolling restart of all three under steady load loses no request (retrying only refused or unanswered connections)', async () => {
     let stop = false;
     let served = 0;
     const lost: string[] = [];
