@@ -127,6 +127,24 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
       assert.equal(set.status, 403, 'the callback without the login cookie is refused');
     });
 
+    test("burrow's own cookies never reach the agent; the user's others do, byte for byte", async () => {
+      const browser = new LoginBrowser('ann');
+      assert.equal((await browser.browse(url('app', '/'))).status, 200);
+      const at = `${host('app')}:${server.httpPort}`;
+      const names = [...browser.jar.get(at)!.keys()];
+      assert.ok(names.some((n) => n.startsWith('ngrok_session_')), 'logged in');
+      const alone = await browser.request(url('app', '/alone'));
+      assert.equal(alone.status, 200);
+      assert.equal(json(alone.body).headers.cookie, undefined, 'a Cookie header of burrow\'s cookies only is dropped');
+      // the jar's order: the user's cookie first, then the session, a stale login cookie, another of the user's
+      const session = names.find((n) => n.startsWith('ngrok_session_'))!;
+      const value = browser.cookie(at, session)!;
+      browser.jar.set(at, new Map([['theme', 'dark'], [session, value], ['ngrok_login_oidc-0000000000000000', 'stale'], ['pref', '"a b"']]));
+      const mixed = await browser.request(url('app', '/mixed'));
+      assert.equal(mixed.status, 200, 'the session still opens');
+      assert.equal(json(mixed.body).headers.cookie, 'theme=dark; pref="a b"');
+    });
+
     test('forged state, replayed callback and a tampered cookie never reach the agent', async () => {
       const browser = new LoginBrowser('ann');
       const stopped = await browser.browse(url('app', '/'), isCallbackOf('app'));

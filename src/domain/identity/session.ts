@@ -125,6 +125,35 @@ export function readCookie(cookieHeaders: readonly string[], name: string): stri
   return found;
 }
 
+/** burrow's own cookies on an endpoint with a login action: sessions (and their pieces), logins under way. */
+export function isLoginCookie(name: string): boolean {
+  return name.startsWith('ngrok_session_') || name.startsWith('ngrok_login_');
+}
+
+/**
+ * Header lines (name, value, …) as they go to the agent: burrow's own cookies taken out of each
+ * Cookie line, the others kept byte for byte; a Cookie line left empty is dropped. The agent has no
+ * use for a sealed session, and it would hand it to whatever the agent's server trusts with cookies.
+ */
+export function withoutLoginCookies(headers: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < headers.length; i += 2) {
+    const name = headers[i]!;
+    const value = headers[i + 1]!;
+    if (name.length !== 6 || name.toLowerCase() !== 'cookie') {
+      out.push(name, value);
+      continue;
+    }
+    const kept = value.split(';').filter((part) => {
+      const eq = part.indexOf('=');
+      return !isLoginCookie((eq === -1 ? part : part.slice(0, eq)).trim());
+    });
+    if (kept.length === value.split(';').length) out.push(name, value);
+    else if (kept.join('').trim() !== '') out.push(name, kept.join(';').replace(/^[ \t]+/, ''));
+  }
+  return out;
+}
+
 /** The host a session is bound to: the Host header's, lower-case, without the port. */
 export function loginHost(hostHeader: string): string {
   const host = hostHeader.trim().toLowerCase();
