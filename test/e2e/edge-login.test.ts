@@ -48,7 +48,7 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
     // overriding github keeps GitHub's reading of the user: /user, then /user/emails for a private email
     writeFileSync(join(dir, 'providers.json'), JSON.stringify({ github: { authorize_url: `${base}/login/oauth/authorize`, token_url: `${base}/login/oauth/access_token`, userinfo_url: `${base}/user` } }));
     server = await startDataPlane({ env: { OAUTH_PROVIDERS_FILE: join(dir, 'providers.json') } });
-    const names = ['app', 'sdk', 'down', 'hangs', 'gh'];
+    const names = ['app', 'sdk', 'down', 'hangs', 'gh', 'tokens'];
     provider = await startOidcProvider({ ...CLIENT, redirectUris: names.map((name) => url(name, '/ngrok/callback')) });
     token = await createToken(server);
     session = await connectAgent(server, token);
@@ -80,6 +80,10 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
     await new Promise<void>((resolve) => untrusted.listen(0, '127.0.0.1', resolve));
     await bind('untrusted', (b) => b.policy(oidcPolicy(`https://127.0.0.1:${(untrusted.address() as net.AddressInfo).port}`)));
     await bind('gh', (b) => b.oauth('github', ['octo@example.com'], undefined, undefined, 'gh-client', 'gh-secret'));
+    const forwardTokens = (kind: string, tokens: string[]) =>
+      `  - actions:\n      - type: add-headers\n        config: {headers: {${tokens.map((t) => `x-${t.replace('_', '-')}: "\${actions.ngrok.${kind}.${t}}"`).join(', ')}}}`;
+    await bind('tokens', (b) => b.policy(`${oidcPolicy(provider.issuer)}${forwardTokens('oidc', ['identity_token', 'access_token', 'refresh_token'])}\n`));
+    await bind('ghp', (b) => b.policy(`on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: github, client_id: gh-client, client_secret: gh-secret}\n${forwardTokens('oauth', ['access_token', 'refresh_token'])}\n`));
   });
 
   after(async () => {
@@ -214,6 +218,60 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
       assert.match(log, /edge login failed/);
       assert.match(tls.exec(log)?.[1] ?? 'no log line', /^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|ERR_TLS_CERT_ALTNAME_INVALID|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)$/, 'TLS is verified');
       assert.ok(!log.includes(CLIENT.secret), 'the client secret is never logged');
+    });
+  });
+
+  describe('the provider\'s tokens', () => {
+    test('identity_token, access_token and refresh_token are kept in the session and read by expressions', async () => {
+      const page = await new LoginBrowser('ann').browse(url('tokens', '/'));
+      assert.equal(page.status, 200, page.body);
+      const seen = json(page.body).headers;
+      const claims = JSON.parse(Buffer.from(seen['x-identity-token']!.split('.')[1]!, 'base64url').toString()) as { sub: string; aud: string; iss: string };
+      assert.deepEqual([claims.sub, claims.aud, claims.iss], ['ann', CLIENT.id, provider.issuer], 'the ID token of this login');
+      const info = await fetch(`${provider.issuer}/me`, { headers: { authorization: `Bearer ${seen['x-access-token']}` } });
+      assert.equal(info.status, 200, 'the access token is the one the provider issued');
+      assert.equal(((await info.json()) as { email: string }).email, 'ann@example.com');
+      const refreshed = await fetch(`${provider.issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${CLIENT.id}:${CLIENT.secret}`).toString('base64')}` },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: seen['x-refresh-token']! }).toString(),
+      });
+      assert.equal(refreshed.status, 200, 'the refresh token is the one the provider issued');
+      const log = [...server.stdout, ...server.stderr].join('\n');
+      for (const secret of [seen['x-identity-token']!, seen['x-access-token']!, seen['x-refresh-token']!]) assert.ok(!log.includes(secret), 'no token is logged');
+    });
+
+    test('the oauth action keeps the access token', async () => {
+      const page = await new LoginBrowser('octo').browse(url('ghp', '/'));
+      assert.equal(page.status, 200, page.body);
+      assert.equal(json(page.body).headers['x-access-token'], 'gh-access-token');
+      assert.equal(json(page.body).headers['x-refresh-token'], '', 'none was issued');
+    });
+
+    test('a large session is split over numbered cookies; a broken one and logout clear every piece', async () => {
+      provider.accounts.set('big', { name: 'B'.repeat(6000) });
+      const browser = new LoginBrowser('big');
+      const page = await browser.browse(url('tokens', '/'));
+      assert.equal(page.status, 200, page.body);
+      const at = `${host('tokens')}:${server.httpPort}`;
+      const pieces = [...browser.jar.get(at)!.keys()].filter((n) => n.startsWith('ngrok_session_')).sort();
+      assert.ok(pieces.length >= 2 && pieces.every((n, i) => n.endsWith(`_${i}`)), `pieces: ${pieces.join(', ')}`);
+      for (const name of pieces) assert.ok(name.length + browser.cookie(at, name)!.length < 4000, 'each piece fits a browser\'s cookie');
+      assert.equal(json(page.body).headers.cookie, undefined, 'no piece reaches the agent');
+      assert.ok(json(page.body).headers['x-identity-token']!.length > 100);
+      // a piece altered: the session does not open, and the new login clears every piece
+      browser.setCookie(at, pieces[1]!, browser.cookie(at, pieces[1]!)!.slice(0, -2) + 'xx');
+      const broken = await browser.request(url('tokens', '/'));
+      assert.equal(broken.status, 302);
+      const clearedOnLogin = (broken.headers['set-cookie'] ?? []).filter((c) => /Max-Age=0/.test(c)).map((c) => c.split('=')[0]!);
+      for (const name of pieces) assert.ok(clearedOnLogin.includes(name), `the new login clears ${name}`);
+      const again = new LoginBrowser('big');
+      assert.equal((await again.browse(url('tokens', '/'))).status, 200);
+      const out = await again.request(url('tokens', '/ngrok/logout'));
+      const cleared = (out.headers['set-cookie'] ?? []).filter((c) => /Max-Age=0/.test(c)).map((c) => c.split('=')[0]!);
+      for (const name of pieces) assert.ok(cleared.includes(name), `logout clears ${name}`);
+      assert.ok(![...again.jar.get(at)!.keys()].some((n) => n.startsWith('ngrok_session_')));
+      assert.equal((await again.request(url('tokens', '/'))).status, 302);
     });
   });
 

@@ -10,7 +10,7 @@ import { createRemoteJWKSet, customFetch, jwtVerify, type JWTVerifyGetKey } from
 import { providerLabel, type LoginConfig } from './login-config.js';
 import { oauthProvider } from './oauth-providers.js';
 import { jsonObject, providerFetch, ProviderUnavailable, type ProviderFetch } from './provider-fetch.js';
-import { clearCookie, LOGIN_WINDOW_SECONDS, newSessionId, pendingCookieName, readCookie, sessionCookieName, setCookie, type EdgeIdentity, type SessionCodec } from './session.js';
+import { clearCookie, clearSessionCookies, LOGIN_WINDOW_SECONDS, newSessionId, pendingCookieName, readCookie, sessionCookieNames, setCookie, type EdgeIdentity, type ProviderTokens, type SessionCodec } from './session.js';
 import { fetchIdentity, oidcIdentity, type DiscoveryDocument } from './userinfo.js';
 
 /** Everything a login makes of the provider is over by then, so the user's page comes within 5 s. */
@@ -49,7 +49,7 @@ export class EdgeLoginFlow {
   ) {}
 
   /** Redirects to the provider; `force` asks it to authenticate again (an explicit /ngrok/login). */
-  async begin(login: LoginConfig, endpoint: LoginEndpoint, redirectPath: string, force: boolean): Promise<LoginAnswer> {
+  async begin(login: LoginConfig, endpoint: LoginEndpoint, redirectPath: string, force: boolean, cookies: readonly string[] = []): Promise<LoginAnswer> {
     const deadline = this.now() + LOGIN_BUDGET_MS;
     let authorizeUrl: string;
     try {
@@ -72,7 +72,9 @@ export class EdgeLoginFlow {
     if (force && login.kind === 'openid-connect') params.push(['prompt', 'login']);
     for (const [name, value] of [...params, ...login.authzUrlParams]) url.searchParams.set(name, value);
     const cookie = setCookie(pendingCookieName(login), this.codec.sealPending(endpoint.host, login, pending), LOGIN_WINDOW_SECONDS, endpoint.secure);
-    return { status: 302, headers: ['Location', url.toString(), 'Set-Cookie', cookie, 'Cache-Control', 'no-store'], body: '' };
+    // a session that did not open (expired, or of an older key) goes, every piece of it
+    const stale = sessionCookieNames(cookies, login).length === 0 ? [] : clearSessionCookies(login, cookies, endpoint.secure);
+    return { status: 302, headers: ['Location', url.toString(), 'Set-Cookie', cookie, ...stale.flatMap((c) => ['Set-Cookie', c]), 'Cache-Control', 'no-store'], body: '' };
   }
 
   /** The provider's redirect back: the login among `logins` whose login cookie holds this `state`. */
@@ -95,7 +97,7 @@ export class EdgeLoginFlow {
     if (providerError !== null) return refusal(`${providerLabel(login)} did not log you in (${printable(providerError)}).`, `provider answered ${printable(providerError)}`, [clearPending]);
     const code = query.get('code');
     if (!code) return refusal('The provider sent no authorization code.', 'no code', [clearPending]);
-    let identity: EdgeIdentity;
+    let identity: EdgeIdentity & ProviderTokens;
     try {
       identity = await this.identify(login, endpoint, code, pending, this.now() + LOGIN_BUDGET_MS);
     } catch (error) {
@@ -103,18 +105,18 @@ export class EdgeLoginFlow {
       return { ...answer, headers: [...answer.headers, 'Set-Cookie', clearPending] };
     }
     const session = { ...identity, sessionId: newSessionId(), createdAt: nowSeconds, activeAt: nowSeconds };
-    const cookie = setCookie(sessionCookieName(login), this.codec.sealSession(endpoint.host, login, session), login.maxSeconds, endpoint.secure);
-    return { status: 302, headers: ['Location', pending.redirectPath, 'Set-Cookie', cookie, 'Set-Cookie', clearPending, 'Cache-Control', 'no-store'], body: '' };
+    const set = this.codec.sessionCookies(endpoint.host, login, session, login.maxSeconds, endpoint.secure, cookies).flatMap((c) => ['Set-Cookie', c]);
+    return { status: 302, headers: ['Location', pending.redirectPath, ...set, 'Set-Cookie', clearPending, 'Cache-Control', 'no-store'], body: '' };
   }
 
-  /** Clears the session cookie; then to `redirectPath`, or a page saying so. */
-  logout(login: LoginConfig, endpoint: LoginEndpoint, redirectPath: string | null): LoginAnswer {
-    const cleared = ['Set-Cookie', clearCookie(sessionCookieName(login), endpoint.secure), 'Cache-Control', 'no-store'];
+  /** Clears the session cookie (every piece of it); then to `redirectPath`, or a page saying so. */
+  logout(login: LoginConfig, endpoint: LoginEndpoint, redirectPath: string | null, cookies: readonly string[] = []): LoginAnswer {
+    const cleared = [...clearSessionCookies(login, cookies, endpoint.secure).flatMap((c) => ['Set-Cookie', c]), 'Cache-Control', 'no-store'];
     if (redirectPath !== null) return { status: 302, headers: ['Location', safePath(redirectPath), ...cleared], body: '' };
     return page(200, 'Logged out', 'You are logged out of this endpoint.', cleared);
   }
 
-  private async identify(login: LoginConfig, endpoint: LoginEndpoint, code: string, pending: { verifier: string; nonce: string }, deadline: number): Promise<EdgeIdentity> {
+  private async identify(login: LoginConfig, endpoint: LoginEndpoint, code: string, pending: { verifier: string; nonce: string }, deadline: number): Promise<EdgeIdentity & ProviderTokens> {
     const redirectUri = `${endpoint.origin}/ngrok/callback`;
     const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: pending.verifier });
     const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -137,9 +139,10 @@ export class EdgeLoginFlow {
     const tokens = jsonObject(answer, 'token');
     if (answer.status >= 400 || typeof tokens.error === 'string') throw new LoginRefused(`the token endpoint refused the code (${printable(String(tokens.error ?? answer.status))})`);
     const accessToken = typeof tokens.access_token === 'string' ? tokens.access_token : undefined;
+    const kept = { idToken: '', accessToken: accessToken ?? '', refreshToken: typeof tokens.refresh_token === 'string' ? tokens.refresh_token : '' };
     if (login.kind === 'oauth') {
       if (!accessToken) throw new ProviderUnavailable('its token answer has no access_token');
-      return fetchIdentity(this.fetch, login, oauthProvider(login.provider)!, accessToken, deadline);
+      return { ...(await fetchIdentity(this.fetch, login, oauthProvider(login.provider)!, accessToken, deadline)), ...kept };
     }
     if (typeof tokens.id_token !== 'string') throw new ProviderUnavailable('its token answer has no id_token');
     let claims: Record<string, unknown>;
@@ -157,7 +160,7 @@ export class EdgeLoginFlow {
       throw new LoginRefused(`the ID token did not verify (${name || 'invalid'})`);
     }
     if (claims.nonce !== pending.nonce) throw new LoginRefused('the ID token does not carry the nonce of this login');
-    return oidcIdentity(this.fetch, login, claims, discovery!, accessToken, deadline);
+    return { ...(await oidcIdentity(this.fetch, login, claims, discovery!, accessToken, deadline)), ...kept, idToken: tokens.id_token };
   }
 
   private async discovery(login: LoginConfig, deadline: number): Promise<DiscoveryDocument> {

@@ -17,7 +17,14 @@ export interface EdgeIdentity {
   readonly providerUserId: string;
 }
 
-export interface EdgeSession extends EdgeIdentity {
+/** The provider's tokens (`""` when it gave none): secrets, kept only in the sealed session. */
+export interface ProviderTokens {
+  readonly idToken: string;
+  readonly accessToken: string;
+  readonly refreshToken: string;
+}
+
+export interface EdgeSession extends EdgeIdentity, Partial<ProviderTokens> {
   readonly sessionId: string;
   /** Seconds since the epoch: when the login happened, and when the session was last seen in use. */
   readonly createdAt: number;
@@ -34,13 +41,20 @@ export interface PendingLogin {
 
 /** What a request's cookie says for one login action. */
 export type SessionLookup =
-  | { ok: true; session: EdgeSession; expiresAt: number; /** A renewed cookie (Set-Cookie value) when the idle clock was moved. */ renewed: string | undefined }
+  | { ok: true; session: EdgeSession; expiresAt: number; /** The renewed cookie's Set-Cookie values when the idle clock was moved (else none). */ renewed: string[] }
   | { ok: false; timedOut: boolean; maxReached: boolean };
 
 /** A login started must come back within this. */
 export const LOGIN_WINDOW_SECONDS = 600;
 /** The idle clock moves at most once a minute (each move is a Set-Cookie). */
 const RENEW_AFTER_SECONDS = 60;
+/**
+ * A sealed session longer than this is split over `<name>_0`, `<name>_1`, … (as oauth2-proxy
+ * does): browsers refuse a cookie over 4096 bytes, name and attributes included.
+ */
+const PIECE_CHARS = 3800;
+/** At most this many pieces (the request head stays far below Node's 16 KiB); tokens that do not fit are not kept. */
+const MAX_PIECES = 3;
 
 export function sessionCookieName(login: LoginConfig): string {
   return `ngrok_session_${login.key}`;
@@ -61,6 +75,26 @@ export class SessionCodec {
     return seal(this.key, JSON.stringify(session), `session\n${host}\n${sessionCookieName(login)}`);
   }
 
+  /**
+   * The Set-Cookie values that give the browser `session`: one cookie, or its pieces, and the
+   * clearing of any other piece the request carried (`cookieHeaders`), so none is left over.
+   * Tokens are dropped (refresh, then ID, then access token) when the whole would not fit.
+   */
+  sessionCookies(host: string, login: LoginConfig, session: EdgeSession, maxAgeSeconds: number, secure: boolean, cookieHeaders: readonly string[]): string[] {
+    const name = sessionCookieName(login);
+    let sealed = this.sealSession(host, login, session);
+    for (const drop of ['refreshToken', 'idToken', 'accessToken'] as const) {
+      if (sealed.length <= PIECE_CHARS * MAX_PIECES) break;
+      session = { ...session, [drop]: '' };
+      sealed = this.sealSession(host, login, session);
+    }
+    const pieces = sealed.length <= PIECE_CHARS ? [sealed] : Array.from({ length: Math.ceil(sealed.length / PIECE_CHARS) }, (_, i) => sealed.slice(i * PIECE_CHARS, (i + 1) * PIECE_CHARS));
+    const names = pieces.length === 1 ? [name] : pieces.map((_, i) => `${name}_${i}`);
+    const out = pieces.map((piece, i) => setCookie(names[i]!, piece, maxAgeSeconds, secure));
+    for (const present of sessionCookieNames(cookieHeaders, login)) if (!names.includes(present)) out.push(clearCookie(present, secure));
+    return out;
+  }
+
   sealPending(host: string, login: LoginConfig, pending: PendingLogin): string {
     return seal(this.key, JSON.stringify(pending), `pending\n${host}\n${pendingCookieName(login)}`);
   }
@@ -74,17 +108,17 @@ export class SessionCodec {
 
   /** The session a request carries for `login` on `host`, checked against its idle and total lifetimes. */
   lookup(login: LoginConfig, host: string, cookieHeaders: readonly string[], nowSeconds: number, secure: boolean): SessionLookup {
-    const value = readCookie(cookieHeaders, sessionCookieName(login));
+    const value = readSessionValue(cookieHeaders, login);
     if (value === undefined) return { ok: false, timedOut: false, maxReached: false };
     const session = this.open<EdgeSession>(value, `session\n${host}\n${sessionCookieName(login)}`);
     if (!session || typeof session.createdAt !== 'number' || typeof session.activeAt !== 'number') return { ok: false, timedOut: false, maxReached: false };
     const expiresAt = session.createdAt + login.maxSeconds;
     if (nowSeconds >= expiresAt) return { ok: false, timedOut: false, maxReached: true };
     if (nowSeconds - session.activeAt >= login.idleSeconds) return { ok: false, timedOut: true, maxReached: false };
-    let renewed: string | undefined;
+    let renewed: string[] = [];
     if (nowSeconds - session.activeAt >= RENEW_AFTER_SECONDS) {
       const moved = { ...session, activeAt: nowSeconds };
-      renewed = setCookie(sessionCookieName(login), this.sealSession(host, login, moved), expiresAt - nowSeconds, secure);
+      renewed = this.sessionCookies(host, login, moved, expiresAt - nowSeconds, secure, cookieHeaders);
     }
     return { ok: true, session, expiresAt, renewed };
   }
@@ -110,6 +144,40 @@ export function setCookie(name: string, value: string, maxAgeSeconds: number, se
 
 export function clearCookie(name: string, secure: boolean): string {
   return setCookie(name, '', 0, secure);
+}
+
+/** The session's sealed value: its one cookie, or its pieces `_0`, `_1`, … joined. */
+function readSessionValue(cookieHeaders: readonly string[], login: LoginConfig): string | undefined {
+  const name = sessionCookieName(login);
+  const whole = readCookie(cookieHeaders, name);
+  if (whole !== undefined) return whole;
+  let joined: string | undefined;
+  for (let i = 0; i < MAX_PIECES; i++) {
+    const piece = readCookie(cookieHeaders, `${name}_${i}`);
+    if (piece === undefined) break;
+    joined = (joined ?? '') + piece;
+  }
+  return joined;
+}
+
+/** The names of the session's cookie and pieces a request carries. */
+export function sessionCookieNames(cookieHeaders: readonly string[], login: LoginConfig): string[] {
+  const name = sessionCookieName(login);
+  const found = new Set<string>();
+  for (const header of cookieHeaders) {
+    for (const part of header.split(';')) {
+      const eq = part.indexOf('=');
+      const present = (eq === -1 ? part : part.slice(0, eq)).trim();
+      if (present === name || (present.startsWith(`${name}_`) && /^\d{1,2}$/.test(present.slice(name.length + 1)))) found.add(present);
+    }
+  }
+  return [...found];
+}
+
+/** Set-Cookie values clearing the session: its cookie and every piece the request carried. */
+export function clearSessionCookies(login: LoginConfig, cookieHeaders: readonly string[], secure: boolean): string[] {
+  const names = new Set([sessionCookieName(login), ...sessionCookieNames(cookieHeaders, login)]);
+  return [...names].map((name) => clearCookie(name, secure));
 }
 
 /** A cookie's value from Cookie header values (the first of that name: browsers send the most specific first). */

@@ -513,8 +513,11 @@ class HttpEvaluation {
       provider_user_id: session.providerUserId,
       [login.kind === 'oauth' ? 'current_provider_session_id' : 'current_session_id']: session.sessionId,
     };
+    results.access_token = session.accessToken ?? '';
+    results.refresh_token = session.refreshToken ?? '';
+    if (login.kind === 'openid-connect') this.results.oidc!.identity_token = session.idToken ?? '';
     results.expires_at = new Date(lookup.expiresAt * 1000).toISOString();
-    if (lookup.renewed) this.decision.setCookies.push(lookup.renewed);
+    this.decision.setCookies.push(...lookup.renewed);
     return false;
   }
 

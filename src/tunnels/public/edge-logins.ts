@@ -47,16 +47,16 @@ export class EdgeLogins {
     }
     const redirectPath = url.searchParams.get('redirect_path');
     if (url.pathname === '/ngrok/logout') {
-      respond(this.flow.logout(chosen, endpoint, redirectPath));
+      respond(this.flow.logout(chosen, endpoint, redirectPath, cookieHeaders(req)));
       return Promise.resolve();
     }
-    return this.flow.begin(chosen, endpoint, redirectPath ?? '/', true).then(respond);
+    return this.flow.begin(chosen, endpoint, redirectPath ?? '/', true, cookieHeaders(req)).then(respond);
   }
 
   /** A request a login action stopped: to the provider, then back to `redirectPath`. */
   begin(req: http.IncomingMessage, res: http.ServerResponse, scheme: 'http' | 'https', login: LoginConfig, redirectPath: string): Promise<void> {
     const endpoint = endpointOf(req, scheme);
-    return this.flow.begin(login, endpoint, redirectPath, false).then((answer) => this.write(res, answer, endpoint.host, 'login'));
+    return this.flow.begin(login, endpoint, redirectPath, false, cookieHeaders(req)).then((answer) => this.write(res, answer, endpoint.host, 'login'));
   }
 
   private write(res: http.ServerResponse, answer: LoginAnswer, host: string, path: string): void {
