@@ -48,7 +48,7 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
     // overriding github keeps GitHub's reading of the user: /user, then /user/emails for a private email
     writeFileSync(join(dir, 'providers.json'), JSON.stringify({ github: { authorize_url: `${base}/login/oauth/authorize`, token_url: `${base}/login/oauth/access_token`, userinfo_url: `${base}/user` } }));
     server = await startDataPlane({ env: { OAUTH_PROVIDERS_FILE: join(dir, 'providers.json') } });
-    const names = ['app', 'sdk', 'down', 'hangs', 'gh', 'tokens'];
+    const names = ['app', 'sdk', 'down', 'hangs', 'gh', 'tokens', 'fresh'];
     provider = await startOidcProvider({ ...CLIENT, redirectUris: names.map((name) => url(name, '/ngrok/callback')) });
     token = await createToken(server);
     session = await connectAgent(server, token);
@@ -83,6 +83,19 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
     const forwardTokens = (kind: string, tokens: string[]) =>
       `  - actions:\n      - type: add-headers\n        config: {headers: {${tokens.map((t) => `x-${t.replace('_', '-')}: "\${actions.ngrok.${kind}.${t}}"`).join(', ')}}}`;
     await bind('tokens', (b) => b.policy(`${oidcPolicy(provider.issuer)}${forwardTokens('oidc', ['identity_token', 'access_token', 'refresh_token'])}\n`));
+    await bind('fresh', (b) => b.policy(`
+  on_http_request:
+    - actions:
+        - type: openid-connect
+          config: {issuer_url: "${provider.issuer}", client_id: ${CLIENT.id}, client_secret: ${CLIENT.secret}, userinfo_refresh_interval: 1s}
+    - expressions: ["!actions.ngrok.oidc.identity.email.endsWith('@example.com')"]
+      actions:
+        - type: custom-response
+          config: {status_code: 403, body: "example.com accounts only"}
+    - actions:
+        - type: add-headers
+          config: {headers: {x-user-email: "\${actions.ngrok.oidc.identity.email}", x-refreshed: "\${actions.ngrok.oidc.userinfo_refreshed}"}}
+  `));
     await bind('ghp', (b) => b.policy(`on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: github, client_id: gh-client, client_secret: gh-secret}\n${forwardTokens('oauth', ['access_token', 'refresh_token'])}\n`));
   });
 
@@ -272,6 +285,67 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
       for (const name of pieces) assert.ok(cleared.includes(name), `logout clears ${name}`);
       assert.ok(![...again.jar.get(at)!.keys()].some((n) => n.startsWith('ngrok_session_')));
       assert.equal((await again.request(url('tokens', '/'))).status, 302);
+    });
+  });
+
+  describe('userinfo_refresh_interval', () => {
+    /** Asks `path` until the session is due its refresh (the answer is no longer `steady`'s), then follows a 307 once. */
+    async function afterRefresh(browser: LoginBrowser, path: string, steady = 200) {
+      for (let i = 0; i < 40; i++) {
+        const page = await browser.request(url('fresh', path));
+        if (page.status !== steady) return { first: page, then: page.status === 307 ? await browser.request(new URL(page.headers.location!, page.url).toString()) : undefined };
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error('no refresh within 4 s');
+    }
+
+    test('the user is read again: a changed email reaches the agent, one outside the rules gets 403, a refused token ends the session', async () => {
+      const browser = new LoginBrowser('cora');
+      const first = await browser.browse(url('fresh', '/a'));
+      assert.equal(first.status, 200, first.body);
+      assert.deepEqual([json(first.body).headers['x-user-email'], json(first.body).headers['x-refreshed']], ['cora@example.com', 'false']);
+
+      provider.accounts.set('cora', { email: 'cora.new@example.com' });
+      const moved = await afterRefresh(browser, '/b?x=1');
+      assert.equal(moved.first.status, 307, 'read again without the user, then the same request again');
+      assert.equal(moved.first.headers.location, '/b?x=1');
+      assert.equal(moved.then?.status, 200, moved.then?.body);
+      assert.deepEqual([json(moved.then!.body).url, json(moved.then!.body).headers['x-user-email'], json(moved.then!.body).headers['x-refreshed']], ['/b?x=1', 'cora.new@example.com', 'true']);
+      const next = await browser.request(url('fresh', '/c'));
+      if (next.status === 200) assert.equal(json(next.body).headers['x-refreshed'], 'false', 'userinfo_refreshed holds for the request after the refresh only');
+
+      provider.accounts.set('cora', { email: 'cora@elsewhere.org' });
+      const outside = await afterRefresh(browser, '/d');
+      assert.equal(outside.first.status, 307);
+      assert.equal(outside.then?.status, 403, 'the rules run on the fresh identity');
+      assert.match(outside.then!.body, /example\.com accounts only/);
+
+      const before = reached.length;
+      provider.accounts.set('cora', null);
+      const ended = await afterRefresh(browser, '/e', 403);
+      assert.equal(ended.first.status, 302, 'the provider refuses the session\'s tokens: a new login');
+      assert.ok(ended.first.headers.location!.startsWith(`${provider.issuer}/auth?`));
+      assert.ok((ended.first.headers['set-cookie'] ?? []).some((c) => /^ngrok_session_[^=]+=; .*Max-Age=0/.test(c)), 'the session is cleared');
+      assert.ok(![...browser.jar.get(`${host('fresh')}:${server.httpPort}`)!.keys()].some((n) => n.startsWith('ngrok_session_')));
+      assert.equal(reached.length, before, 'the agent saw none of it');
+    });
+
+    test('a provider that cannot be reached at the refresh is a 502 page, never the stale identity', async () => {
+      // what the refresh would meet: the user-info endpoint down; the session is made for it by a login first
+      const browser = new LoginBrowser('dave');
+      assert.equal((await browser.browse(url('fresh', '/'))).status, 200);
+      await provider.close();
+      try {
+        let page = await browser.request(url('fresh', '/'));
+        for (let i = 0; i < 40 && page.status === 200; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          page = await browser.request(url('fresh', '/'));
+        }
+        assert.equal(page.status, 502, page.body);
+        assert.match(page.body, /identity provider 127\.0\.0\.1:\d+ could not be reached/);
+      } finally {
+        await provider.listen();
+      }
     });
   });
 

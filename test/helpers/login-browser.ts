@@ -94,6 +94,8 @@ export interface TestProvider {
    */
   readonly accounts: Map<string, { email?: string; name?: string } | null>;
   close(): Promise<void>;
+  /** Serves again on the same port after close(). */
+  listen(): Promise<void>;
 }
 
 /** panva's oidc-provider on loopback (http), with one client and users named by their login; it issues refresh tokens too. */
@@ -117,6 +119,7 @@ export async function startOidcProvider(client: { id: string; secret: string; re
   return {
     issuer,
     accounts,
+    listen: () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { seal, sealingKey, unseal } from '../sealing.js';
-import type { LoginConfig } from './login-config.js';
+import { withinCookieDomain, type LoginConfig } from './login-config.js';
 
 export interface EdgeIdentity {
   /** burrow's id of the identity: stable per provider and user. */
@@ -29,6 +29,10 @@ export interface EdgeSession extends EdgeIdentity, Partial<ProviderTokens> {
   /** Seconds since the epoch: when the login happened, and when the session was last seen in use. */
   readonly createdAt: number;
   readonly activeAt: number;
+  /** When the identity was read from the provider (at the login, then at each refresh); absent: createdAt. */
+  readonly identityAt?: number;
+  /** Set by a refresh, for the one request that follows it (its `userinfo_refreshed`). */
+  readonly refreshed?: boolean;
 }
 
 export interface PendingLogin {
@@ -41,7 +45,15 @@ export interface PendingLogin {
 
 /** What a request's cookie says for one login action. */
 export type SessionLookup =
-  | { ok: true; session: EdgeSession; expiresAt: number; /** The renewed cookie's Set-Cookie values when the idle clock was moved (else none). */ renewed: string[] }
+  | {
+      ok: true;
+      session: EdgeSession;
+      expiresAt: number;
+      /** The renewed cookie's Set-Cookie values when the idle clock was moved (else none). */
+      renewed: string[];
+      /** userinfo_refresh_interval has passed since the identity was read: it is read again before the request goes on. */
+      stale: boolean;
+    }
   | { ok: false; timedOut: boolean; maxReached: boolean };
 
 /** A login started must come back within this. */
@@ -72,7 +84,7 @@ export class SessionCodec {
   }
 
   sealSession(host: string, login: LoginConfig, session: EdgeSession): string {
-    return seal(this.key, JSON.stringify(session), `session\n${host}\n${sessionCookieName(login)}`);
+    return seal(this.key, JSON.stringify(session), sessionContext(host, login));
   }
 
   /**
@@ -90,8 +102,9 @@ export class SessionCodec {
     }
     const pieces = sealed.length <= PIECE_CHARS ? [sealed] : Array.from({ length: Math.ceil(sealed.length / PIECE_CHARS) }, (_, i) => sealed.slice(i * PIECE_CHARS, (i + 1) * PIECE_CHARS));
     const names = pieces.length === 1 ? [name] : pieces.map((_, i) => `${name}_${i}`);
-    const out = pieces.map((piece, i) => setCookie(names[i]!, piece, maxAgeSeconds, secure));
-    for (const present of sessionCookieNames(cookieHeaders, login)) if (!names.includes(present)) out.push(clearCookie(present, secure));
+    const domain = cookieDomainFor(login, host);
+    const out = pieces.map((piece, i) => setCookie(names[i]!, piece, maxAgeSeconds, secure, domain));
+    for (const present of sessionCookieNames(cookieHeaders, login)) if (!names.includes(present)) out.push(clearCookie(present, secure, domain));
     return out;
   }
 
@@ -110,17 +123,19 @@ export class SessionCodec {
   lookup(login: LoginConfig, host: string, cookieHeaders: readonly string[], nowSeconds: number, secure: boolean): SessionLookup {
     const value = readSessionValue(cookieHeaders, login);
     if (value === undefined) return { ok: false, timedOut: false, maxReached: false };
-    const session = this.open<EdgeSession>(value, `session\n${host}\n${sessionCookieName(login)}`);
+    const session = this.open<EdgeSession>(value, sessionContext(host, login));
     if (!session || typeof session.createdAt !== 'number' || typeof session.activeAt !== 'number') return { ok: false, timedOut: false, maxReached: false };
     const expiresAt = session.createdAt + login.maxSeconds;
     if (nowSeconds >= expiresAt) return { ok: false, timedOut: false, maxReached: true };
     if (nowSeconds - session.activeAt >= login.idleSeconds) return { ok: false, timedOut: true, maxReached: false };
+    const stale = login.refreshSeconds !== undefined && nowSeconds - (session.identityAt ?? session.createdAt) >= login.refreshSeconds;
     let renewed: string[] = [];
-    if (nowSeconds - session.activeAt >= RENEW_AFTER_SECONDS) {
-      const moved = { ...session, activeAt: nowSeconds };
+    // a refresh's mark is for one request: the cookie goes back without it
+    if (!stale && (session.refreshed || nowSeconds - session.activeAt >= RENEW_AFTER_SECONDS)) {
+      const { refreshed: _, ...moved } = { ...session, activeAt: nowSeconds };
       renewed = this.sessionCookies(host, login, moved, expiresAt - nowSeconds, secure, cookieHeaders);
     }
-    return { ok: true, session, expiresAt, renewed };
+    return { ok: true, session, expiresAt, renewed, stale };
   }
 
   private open<T>(value: string, context: string): T | undefined {
@@ -133,17 +148,31 @@ export class SessionCodec {
   }
 }
 
+/**
+ * What a session is sealed to: the endpoint's host, or the login's auth_cookie_domain when the host
+ * is within it (the cookie then opens on every host of that domain with the same login).
+ */
+function sessionContext(host: string, login: LoginConfig): string {
+  return `session\n${cookieDomainFor(login, host) ?? host}\n${sessionCookieName(login)}`;
+}
+
+/** The session cookie's Domain on `host`: auth_cookie_domain when the host is within it, else none (host-only). */
+export function cookieDomainFor(login: LoginConfig, host: string): string | undefined {
+  return login.cookieDomain !== undefined && withinCookieDomain(host, login.cookieDomain) ? login.cookieDomain : undefined;
+}
+
 export function newSessionId(): string {
   return randomBytes(16).toString('base64url');
 }
 
-/** A Set-Cookie value: host-only (no Domain), whole host (Path=/), HttpOnly, SameSite=Lax, Secure on HTTPS. */
-export function setCookie(name: string, value: string, maxAgeSeconds: number, secure: boolean): string {
-  return `${name}=${value}; Path=/; Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+/** A Set-Cookie value: host-only unless a `domain` is given, whole host (Path=/), HttpOnly, SameSite=Lax, Secure on HTTPS. */
+export function setCookie(name: string, value: string, maxAgeSeconds: number, secure: boolean, domain?: string): string {
+  return `${name}=${value}; Path=/${domain ? `; Domain=${domain}` : ''}; Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 }
 
-export function clearCookie(name: string, secure: boolean): string {
-  return setCookie(name, '', 0, secure);
+/** A browser clears a cookie only when Domain (and Path) are those it was set with. */
+export function clearCookie(name: string, secure: boolean, domain?: string): string {
+  return setCookie(name, '', 0, secure, domain);
 }
 
 /** The session's sealed value: its one cookie, or its pieces `_0`, `_1`, … joined. */
@@ -174,10 +203,11 @@ export function sessionCookieNames(cookieHeaders: readonly string[], login: Logi
   return [...found];
 }
 
-/** Set-Cookie values clearing the session: its cookie and every piece the request carried. */
-export function clearSessionCookies(login: LoginConfig, cookieHeaders: readonly string[], secure: boolean): string[] {
+/** Set-Cookie values clearing the session on `host`: its cookie and every piece the request carried. */
+export function clearSessionCookies(login: LoginConfig, host: string, cookieHeaders: readonly string[], secure: boolean): string[] {
   const names = new Set([sessionCookieName(login), ...sessionCookieNames(cookieHeaders, login)]);
-  return [...names].map((name) => clearCookie(name, secure));
+  const domain = cookieDomainFor(login, host);
+  return [...names].map((name) => clearCookie(name, secure, domain));
 }
 
 /** A cookie's value from Cookie header values (the first of that name: browsers send the most specific first). */

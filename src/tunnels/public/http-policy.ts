@@ -20,7 +20,7 @@ import type { PublicConnection } from './connections.js';
 import { endpointOfPool, policyConnection, type PolicyMetrics } from './policy-gate.js';
 import { compressSync, type Compression } from './compress.js';
 import type { LoginConfig } from '../../domain/identity/login-config.js';
-import { withoutLoginCookies, type SessionCodec } from '../../domain/identity/session.js';
+import { withoutLoginCookies, type EdgeSession, type SessionCodec } from '../../domain/identity/session.js';
 import { JwtVerifier } from '../../domain/identity/jwt-verify.js';
 
 /** An answer an action made; its body already compressed (a Buffer) when compress-response said so. */
@@ -30,7 +30,15 @@ export type PolicyAnswer = Omit<HttpAnswer, 'body'> & { body: string | Buffer };
 export type RequestOutcome =
   | { kind: 'answer'; answer: PolicyAnswer }
   /** A login action found no session: the login starts (edge-logins.ts). */
-  | { kind: 'login'; login: LoginConfig; redirectPath: string; /** The evaluator's 302 to /ngrok/login, where the login cannot start here. */ fallback: PolicyAnswer }
+  | {
+      kind: 'login';
+      login: LoginConfig;
+      redirectPath: string;
+      /** A session whose identity is read again (userinfo_refresh_interval) before the request goes on. */
+      refresh: EdgeSession | undefined;
+      /** The evaluator's 302 to /ngrok/login, where the login cannot start here. */
+      fallback: PolicyAnswer;
+    }
   | {
       kind: 'forward';
       headers: string[];
@@ -77,7 +85,7 @@ export class HttpPolicy {
 
   private outcome(conn: PublicConnection, program: PolicyProgram, context: HttpPolicyContext, decision: HttpDecision, taken: string[]): RequestOutcome {
     this.record(conn, decision, taken);
-    if (decision.login && decision.answer) return { kind: 'login', login: decision.login.config, redirectPath: decision.login.redirectPath, fallback: decision.answer };
+    if (decision.login && decision.answer) return { kind: 'login', login: decision.login.config, redirectPath: decision.login.redirectPath, refresh: decision.login.refresh, fallback: decision.answer };
     // burrow's session and login cookies are its own: the agent never gets them (IDENTITY.md §1)
     const forwarded = hasLoginAction(program) ? withoutLoginCookies(decision.headers) : decision.headers;
     const sent = { headers: forwarded, target: decision.target };

@@ -53,8 +53,9 @@ describe('openid-connect and oauth configuration', () => {
     ['no client_secret', '{issuer_url: "https://id.example.com", client_id: a}', /needs config\.client_secret: burrow has no managed/],
     ['an http issuer off loopback', '{issuer_url: "http://id.example.com", client_id: a, client_secret: b}', /must be an https:\/\/ URL/],
     ['an interpolated secret', `{issuer_url: "https://id.example.com", client_id: a, client_secret: "\${vars.s}${SECRET}"}`, /cannot interpolate/],
-    ['userinfo_refresh_interval', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, userinfo_refresh_interval: 1h}`, /not served/],
-    ['auth_cookie_domain', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, auth_cookie_domain: example.com}`, /not served/],
+    ['a bad userinfo_refresh_interval', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, userinfo_refresh_interval: 0s}`, /userinfo_refresh_interval "0s" must be a duration from 1s/],
+    ['a top-level auth_cookie_domain', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, auth_cookie_domain: com}`, /auth_cookie_domain "com" must be a domain name of two labels or more/],
+    ['an auth_cookie_domain that is no name', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, auth_cookie_domain: "10.0.0.1"}`, /must be a domain name/],
     ['a bad duration', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, max_session_duration: soon}`, /must be a duration/],
     ['a reserved authz param', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, authz_url_params: {state: x}}`, /set by burrow itself/],
     ['an unknown key', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, colour: red}`, /unknown key "colour"/],
@@ -62,6 +63,11 @@ describe('openid-connect and oauth configuration', () => {
   for (const [name, config, message] of cases) {
     test(`refused: ${name}`, () => assert.match(refusal(login(config)).message, message));
   }
+
+  test('userinfo_refresh_interval and auth_cookie_domain (both actions) compile', () => {
+    assert.ok(compile(login(`{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, userinfo_refresh_interval: 15m, auth_cookie_domain: .Example.com}`)).ok);
+    assert.ok(compile(`on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: github, client_id: a, client_secret: ${SECRET}, userinfo_refresh_interval: 1h, auth_cookie_domain: example.com}\n`).ok);
+  });
 
   test('oauth needs a known provider and its own app', () => {
     assert.match(refusal('on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: myspace, client_id: a, client_secret: b}\n').message, /not a provider burrow knows; use one of google, github/);
