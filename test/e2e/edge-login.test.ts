@@ -48,7 +48,7 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
     // overriding github keeps GitHub's reading of the user: /user, then /user/emails for a private email
     writeFileSync(join(dir, 'providers.json'), JSON.stringify({ github: { authorize_url: `${base}/login/oauth/authorize`, token_url: `${base}/login/oauth/access_token`, userinfo_url: `${base}/user` } }));
     server = await startDataPlane({ env: { OAUTH_PROVIDERS_FILE: join(dir, 'providers.json') } });
-    const names = ['app', 'sdk', 'down', 'hangs', 'gh', 'tokens', 'fresh'];
+    const names = ['app', 'sdk', 'down', 'hangs', 'gh', 'tokens', 'fresh', 'one', 'two'];
     provider = await startOidcProvider({ ...CLIENT, redirectUris: names.map((name) => url(name, '/ngrok/callback')) });
     token = await createToken(server);
     session = await connectAgent(server, token);
@@ -80,8 +80,6 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
     await new Promise<void>((resolve) => untrusted.listen(0, '127.0.0.1', resolve));
     await bind('untrusted', (b) => b.policy(oidcPolicy(`https://127.0.0.1:${(untrusted.address() as net.AddressInfo).port}`)));
     await bind('gh', (b) => b.oauth('github', ['octo@example.com'], undefined, undefined, 'gh-client', 'gh-secret'));
-    const forwardTokens = (kind: string, tokens: string[]) =>
-      `  - actions:\n      - type: add-headers\n        config: {headers: {${tokens.map((t) => `x-${t.replace('_', '-')}: "\${actions.ngrok.${kind}.${t}}"`).join(', ')}}}`;
     await bind('tokens', (b) => b.policy(`${oidcPolicy(provider.issuer)}${forwardTokens('oidc', ['identity_token', 'access_token', 'refresh_token'])}\n`));
     await bind('fresh', (b) => b.policy(`
   on_http_request:
@@ -96,6 +94,8 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
         - type: add-headers
           config: {headers: {x-user-email: "\${actions.ngrok.oidc.identity.email}", x-refreshed: "\${actions.ngrok.oidc.userinfo_refreshed}"}}
   `));
+    await bind('one', (b) => b.policy(shared('burrow.localhost')));
+    await bind('two', (b) => b.policy(shared('.Burrow.localhost')));
     await bind('ghp', (b) => b.policy(`on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: github, client_id: gh-client, client_secret: gh-secret}\n${forwardTokens('oauth', ['access_token', 'refresh_token'])}\n`));
   });
 
@@ -111,6 +111,16 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
     untrusted?.close();
     await cleanupProcesses();
   });
+
+  /** A rule forwarding `actions.ngrok.<kind>.<field>` as x-<field> headers. */
+  function forwardTokens(kind: string, fields: string[]): string {
+    return `  - actions:\n      - type: add-headers\n        config: {headers: {${fields.map((t) => `x-${t.replace('_', '-')}: "\${actions.ngrok.${kind}.${t}}"`).join(', ')}}}`;
+  }
+
+  /** A login whose session is named `shared` and set on `domain`. */
+  function shared(domain: string): string {
+    return `on_http_request:\n  - actions:\n      - type: openid-connect\n        config: {issuer_url: "${provider.issuer}", client_id: ${CLIENT.id}, client_secret: ${CLIENT.secret}, auth_id: shared, auth_cookie_domain: "${domain}"}\n${forwardTokens('oidc', ['identity.email'])}\n`;
+  }
 
   function oidcPolicy(issuer: string): string {
     return `on_http_request:\n  - actions:\n      - type: openid-connect\n        config: {issuer_url: "${issuer}", client_id: ${CLIENT.id}, client_secret: ${CLIENT.secret}}\n`;
@@ -346,6 +356,38 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
       } finally {
         await provider.listen();
       }
+    });
+  });
+
+  describe('auth_cookie_domain', () => {
+    test('the session cookie is set on the domain and opens on another endpoint under it with the same login', async () => {
+      const browser = new LoginBrowser('erin');
+      const page = await browser.browse(url('one', '/'));
+      assert.equal(page.status, 200, page.body);
+      const at = `${host('one')}:${server.httpPort}`;
+      const value = browser.cookie(at, 'ngrok_session_shared')!;
+      assert.ok(value, 'a session named by the auth_id');
+      // what a browser does with Domain=burrow.localhost: the same cookie goes to two.burrow.localhost
+      const other = new LoginBrowser('nobody');
+      other.setCookie(`${host('two')}:${server.httpPort}`, 'ngrok_session_shared', value);
+      const there = await other.request(url('two', '/'));
+      assert.equal(there.status, 200, 'the seal binds the domain, not the host');
+      assert.equal(json(there.body).headers['x-identity.email'], 'erin@example.com');
+      const out = await other.request(url('two', '/ngrok/logout?auth_id=shared'));
+      assert.ok((out.headers['set-cookie'] ?? []).some((c) => /^ngrok_session_shared=; Path=\/; Domain=burrow\.localhost; Max-Age=0/.test(c)), 'logout clears it on the domain');
+    });
+
+    test('the Set-Cookie names the domain', async () => {
+      const browser = new LoginBrowser('erin');
+      const stopped = await browser.browse(url('one', '/'), isCallbackOf('one'));
+      const done = await browser.request(stopped.visited.at(-1)!);
+      assert.equal(done.status, 302);
+      assert.ok((done.headers['set-cookie'] ?? []).some((c) => /^ngrok_session_shared=v1\.[^;]+; Path=\/; Domain=burrow\.localhost; Max-Age=\d+; HttpOnly; SameSite=Lax$/.test(c)), String(done.headers['set-cookie']));
+    });
+
+    test('a domain that is not the endpoint\'s host or a parent of it is refused at bind', async () => {
+      const builder = session.httpEndpoint().domain(host('wrong')).scheme('HTTP').policy(shared('example.com'));
+      await assert.rejects(builder.listen(), /auth_cookie_domain "example\.com" must be the endpoint's host "wrong\.burrow\.localhost" or a parent domain of it/);
     });
   });
 
