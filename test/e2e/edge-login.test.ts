@@ -33,6 +33,8 @@ let untrusted: https.Server;
 const held: net.Socket[] = [];
 const listeners: ngrok.Listener[] = [];
 const reached: Array<{ url: string; headers: http.IncomingHttpHeaders }> = [];
+/** What the test's OAuth server says of its user; `revoked`: it refuses the access token. */
+const octo = { name: 'Octo Cat', revoked: false };
 
 const host = (name: string) => `${name}.burrow.localhost`;
 const url = (name: string, path: string) => `http://${host(name)}:${server.httpPort}${path}`;
@@ -96,6 +98,7 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
   `));
     await bind('one', (b) => b.policy(shared('burrow.localhost')));
     await bind('two', (b) => b.policy(shared('.Burrow.localhost')));
+    await bind('ghr', (b) => b.policy(`on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: github, client_id: gh-client, client_secret: gh-secret, userinfo_refresh_interval: 1s}\n${forwardTokens('oauth', ['identity.name', 'userinfo_refreshed'])}\n`));
     await bind('ghp', (b) => b.policy(`on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: github, client_id: gh-client, client_secret: gh-secret}\n${forwardTokens('oauth', ['access_token', 'refresh_token'])}\n`));
   });
 
@@ -340,6 +343,33 @@ describe('edge logins', { skip: onSqlitePassOnly }, () => {
       assert.equal(reached.length, before, 'the agent saw none of it');
     });
 
+    test('oauth: the provider\'s user-info is read again; a revoked token ends the session', async () => {
+      const browser = new LoginBrowser('octo');
+      const first = await browser.browse(url('ghr', '/'));
+      assert.equal(first.status, 200, first.body);
+      assert.equal(json(first.body).headers['x-identity.name'], 'Octo Cat');
+      octo.name = 'Octocat Renamed';
+      try {
+        let page = await browser.request(url('ghr', '/'));
+        for (let i = 0; i < 40 && page.status === 200; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          page = await browser.request(url('ghr', '/'));
+        }
+        assert.equal(page.status, 307);
+        const after = await browser.request(url('ghr', '/'));
+        assert.deepEqual([json(after.body).headers['x-identity.name'], json(after.body).headers['x-userinfo-refreshed']], ['Octocat Renamed', 'true']);
+        octo.revoked = true;
+        for (let i = 0; i < 40 && page.status !== 302; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          page = await browser.request(url('ghr', '/'));
+        }
+        assert.equal(page.status, 302, 'a new login');
+        assert.match(page.headers.location ?? '', /\/login\/oauth\/authorize\?/);
+      } finally {
+        Object.assign(octo, { name: 'Octo Cat', revoked: false });
+      }
+    });
+
     test('a provider that cannot be reached at the refresh is a 502 page, never the stale identity', async () => {
       // what the refresh would meet: the user-info endpoint down; the session is made for it by a login first
       const browser = new LoginBrowser('dave');
@@ -454,8 +484,8 @@ function startOAuthServer(port: number): http.Server {
       });
       return;
     }
-    if (req.headers.authorization !== 'Bearer gh-access-token') return send(401, { message: 'Bad credentials' });
-    if (target.pathname === '/user') return send(200, { id: 42, login: 'octo', name: 'Octo Cat', email: null });
+    if (req.headers.authorization !== 'Bearer gh-access-token' || octo.revoked) return send(401, { message: 'Bad credentials' });
+    if (target.pathname === '/user') return send(200, { id: 42, login: 'octo', name: octo.name, email: null });
     if (target.pathname === '/user/emails') return send(200, [{ email: 'other@example.com', primary: false, verified: true }, { email: 'octo@example.com', primary: true, verified: true }]);
     send(404, {});
   });
