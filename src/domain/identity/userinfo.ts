@@ -54,13 +54,20 @@ export async function refreshedIdentity(fetch: ProviderFetch, login: LoginConfig
   return identity;
 }
 
+/** Bounds on what the session keeps of the user, so that it always fits its cookies (session.ts). */
+const MAX_SUBJECT = 255;
+const MAX_EMAIL = 320;
+const MAX_NAME = 4096;
+
 function identityOf(login: LoginConfig, subject: string, claims: Record<string, unknown>): EdgeIdentity {
+  // OpenID Connect Core §2: sub is at most 255 ASCII characters; cut, two users could become one
+  if (subject.length > MAX_SUBJECT) throw new ProviderUnavailable(`it names the user with an identifier over ${MAX_SUBJECT} characters`);
   const text = (key: string) => (typeof claims[key] === 'string' ? (claims[key] as string) : '');
-  const email = text('email');
+  const email = text('email').slice(0, MAX_EMAIL);
   return {
     id: `idn_${createHash('sha256').update(`${login.kind}\n${login.provider}\n${subject}`).digest('hex').slice(0, 27)}`,
     email,
-    name: text('name') || text('preferred_username') || text('login') || text('username') || email,
+    name: (text('name') || text('preferred_username') || text('login') || text('username') || email).slice(0, MAX_NAME),
     providerUserId: subject,
   };
 }
