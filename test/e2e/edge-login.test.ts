@@ -33,6 +33,8 @@ let untrusted: https.Server;
 const held: net.Socket[] = [];
 const listeners: ngrok.Listener[] = [];
 const reached: Array<{ url: string; headers: http.IncomingHttpHeaders }> = [];
+/** What the test's OAuth server says of its user; `revoked`: it refuses the access token. */
+const octo = { name: 'Octo Cat', revoked: false };
 
 const host = (name: string) => `${name}.burrow.localhost`;
 const url = (name: string, path: string) => `http://${host(name)}:${server.httpPort}${path}`;
@@ -48,7 +50,7 @@ describe('edge logins', () => {
     // overriding github keeps GitHub's reading of the user: /user, then /user/emails for a private email
     writeFileSync(join(dir, 'providers.json'), JSON.stringify({ github: { authorize_url: `${base}/login/oauth/authorize`, token_url: `${base}/login/oauth/access_token`, userinfo_url: `${base}/user` } }));
     server = await startDataPlane({ env: { OAUTH_PROVIDERS_FILE: join(dir, 'providers.json') } });
-    const names = ['app', 'sdk', 'down', 'hangs', 'gh'];
+    const names = ['app', 'sdk', 'down', 'hangs', 'gh', 'tokens', 'fresh', 'one', 'two'];
     provider = await startOidcProvider({ ...CLIENT, redirectUris: names.map((name) => url(name, '/ngrok/callback')) });
     token = await createToken(server);
     session = await connectAgent(server, token);
@@ -80,6 +82,24 @@ describe('edge logins', () => {
     await new Promise<void>((resolve) => untrusted.listen(0, '127.0.0.1', resolve));
     await bind('untrusted', (b) => b.policy(oidcPolicy(`https://127.0.0.1:${(untrusted.address() as net.AddressInfo).port}`)));
     await bind('gh', (b) => b.oauth('github', ['octo@example.com'], undefined, undefined, 'gh-client', 'gh-secret'));
+    await bind('tokens', (b) => b.policy(`${oidcPolicy(provider.issuer)}${forwardTokens('oidc', ['identity_token', 'access_token', 'refresh_token'])}\n`));
+    await bind('fresh', (b) => b.policy(`
+  on_http_request:
+    - actions:
+        - type: openid-connect
+          config: {issuer_url: "${provider.issuer}", client_id: ${CLIENT.id}, client_secret: ${CLIENT.secret}, userinfo_refresh_interval: 1s}
+    - expressions: ["!actions.ngrok.oidc.identity.email.endsWith('@example.com')"]
+      actions:
+        - type: custom-response
+          config: {status_code: 403, body: "example.com accounts only"}
+    - actions:
+        - type: add-headers
+          config: {headers: {x-user-email: "\${actions.ngrok.oidc.identity.email}", x-refreshed: "\${actions.ngrok.oidc.userinfo_refreshed}"}}
+  `));
+    await bind('one', (b) => b.policy(shared('burrow.localhost')));
+    await bind('two', (b) => b.policy(shared('.Burrow.localhost')));
+    await bind('ghr', (b) => b.policy(`on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: github, client_id: gh-client, client_secret: gh-secret, userinfo_refresh_interval: 1s}\n${forwardTokens('oauth', ['identity.name', 'userinfo_refreshed'])}\n`));
+    await bind('ghp', (b) => b.policy(`on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: github, client_id: gh-client, client_secret: gh-secret}\n${forwardTokens('oauth', ['access_token', 'refresh_token'])}\n`));
   });
 
   after(async () => {
@@ -94,6 +114,16 @@ describe('edge logins', () => {
     untrusted?.close();
     await cleanupProcesses();
   });
+
+  /** A rule forwarding `actions.ngrok.<kind>.<field>` as x-<field> headers. */
+  function forwardTokens(kind: string, fields: string[]): string {
+    return `  - actions:\n      - type: add-headers\n        config: {headers: {${fields.map((t) => `x-${t.replace('_', '-')}: "\${actions.ngrok.${kind}.${t}}"`).join(', ')}}}`;
+  }
+
+  /** A login whose session is named `shared` and set on `domain`. */
+  function shared(domain: string): string {
+    return `on_http_request:\n  - actions:\n      - type: openid-connect\n        config: {issuer_url: "${provider.issuer}", client_id: ${CLIENT.id}, client_secret: ${CLIENT.secret}, auth_id: shared, auth_cookie_domain: "${domain}"}\n${forwardTokens('oidc', ['identity.email'])}\n`;
+  }
 
   function oidcPolicy(issuer: string): string {
     return `on_http_request:\n  - actions:\n      - type: openid-connect\n        config: {issuer_url: "${issuer}", client_id: ${CLIENT.id}, client_secret: ${CLIENT.secret}}\n`;
@@ -125,6 +155,24 @@ describe('edge logins', () => {
       const callback = page.visited.find((v) => v.includes('/ngrok/callback'))!;
       const set = await new LoginBrowser('ann').request(callback);
       assert.equal(set.status, 403, 'the callback without the login cookie is refused');
+    });
+
+    test("burrow's own cookies never reach the agent; the user's others do, byte for byte", async () => {
+      const browser = new LoginBrowser('ann');
+      assert.equal((await browser.browse(url('app', '/'))).status, 200);
+      const at = `${host('app')}:${server.httpPort}`;
+      const names = [...browser.jar.get(at)!.keys()];
+      assert.ok(names.some((n) => n.startsWith('ngrok_session_')), 'logged in');
+      const alone = await browser.request(url('app', '/alone'));
+      assert.equal(alone.status, 200);
+      assert.equal(json(alone.body).headers.cookie, undefined, 'a Cookie header of burrow\'s cookies only is dropped');
+      // the jar's order: the user's cookie first, then the session, a stale login cookie, another of the user's
+      const session = names.find((n) => n.startsWith('ngrok_session_'))!;
+      const value = browser.cookie(at, session)!;
+      browser.jar.set(at, new Map([['theme', 'dark'], [session, value], ['ngrok_login_oidc-0000000000000000', 'stale'], ['pref', '"a b"']]));
+      const mixed = await browser.request(url('app', '/mixed'));
+      assert.equal(mixed.status, 200, 'the session still opens');
+      assert.equal(json(mixed.body).headers.cookie, 'theme=dark; pref="a b"');
     });
 
     test('forged state, replayed callback and a tampered cookie never reach the agent', async () => {
@@ -199,6 +247,180 @@ describe('edge logins', () => {
     });
   });
 
+  describe('the provider\'s tokens', () => {
+    test('identity_token, access_token and refresh_token are kept in the session and read by expressions', async () => {
+      const page = await new LoginBrowser('ann').browse(url('tokens', '/'));
+      assert.equal(page.status, 200, page.body);
+      const seen = json(page.body).headers;
+      const claims = JSON.parse(Buffer.from(seen['x-identity-token']!.split('.')[1]!, 'base64url').toString()) as { sub: string; aud: string; iss: string };
+      assert.deepEqual([claims.sub, claims.aud, claims.iss], ['ann', CLIENT.id, provider.issuer], 'the ID token of this login');
+      const info = await fetch(`${provider.issuer}/me`, { headers: { authorization: `Bearer ${seen['x-access-token']}` } });
+      assert.equal(info.status, 200, 'the access token is the one the provider issued');
+      assert.equal(((await info.json()) as { email: string }).email, 'ann@example.com');
+      const refreshed = await fetch(`${provider.issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${CLIENT.id}:${CLIENT.secret}`).toString('base64')}` },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: seen['x-refresh-token']! }).toString(),
+      });
+      assert.equal(refreshed.status, 200, 'the refresh token is the one the provider issued');
+      const log = [...server.stdout, ...server.stderr].join('\n');
+      for (const secret of [seen['x-identity-token']!, seen['x-access-token']!, seen['x-refresh-token']!]) assert.ok(!log.includes(secret), 'no token is logged');
+    });
+
+    test('the oauth action keeps the access token', async () => {
+      const page = await new LoginBrowser('octo').browse(url('ghp', '/'));
+      assert.equal(page.status, 200, page.body);
+      assert.equal(json(page.body).headers['x-access-token'], 'gh-access-token');
+      assert.equal(json(page.body).headers['x-refresh-token'], '', 'none was issued');
+    });
+
+    test('a large session is split over numbered cookies; a broken one and logout clear every piece', async () => {
+      provider.accounts.set('big', { name: 'B'.repeat(4000) });
+      const browser = new LoginBrowser('big');
+      const page = await browser.browse(url('tokens', '/'));
+      assert.equal(page.status, 200, page.body);
+      const at = `${host('tokens')}:${server.httpPort}`;
+      const pieces = [...browser.jar.get(at)!.keys()].filter((n) => n.startsWith('ngrok_session_')).sort();
+      assert.ok(pieces.length >= 2 && pieces.every((n, i) => n.endsWith(`_${i}`)), `pieces: ${pieces.join(', ')}`);
+      for (const name of pieces) assert.ok(name.length + browser.cookie(at, name)!.length < 4000, 'each piece fits a browser\'s cookie');
+      assert.equal(json(page.body).headers.cookie, undefined, 'no piece reaches the agent');
+      assert.ok(json(page.body).headers['x-identity-token']!.length > 100);
+      // a piece altered: the session does not open, and the new login clears every piece
+      browser.setCookie(at, pieces[1]!, browser.cookie(at, pieces[1]!)!.slice(0, -2) + 'xx');
+      const broken = await browser.request(url('tokens', '/'));
+      assert.equal(broken.status, 302);
+      const clearedOnLogin = (broken.headers['set-cookie'] ?? []).filter((c) => /Max-Age=0/.test(c)).map((c) => c.split('=')[0]!);
+      for (const name of pieces) assert.ok(clearedOnLogin.includes(name), `the new login clears ${name}`);
+      const again = new LoginBrowser('big');
+      assert.equal((await again.browse(url('tokens', '/'))).status, 200);
+      const out = await again.request(url('tokens', '/ngrok/logout'));
+      const cleared = (out.headers['set-cookie'] ?? []).filter((c) => /Max-Age=0/.test(c)).map((c) => c.split('=')[0]!);
+      for (const name of pieces) assert.ok(cleared.includes(name), `logout clears ${name}`);
+      assert.ok(![...again.jar.get(at)!.keys()].some((n) => n.startsWith('ngrok_session_')));
+      assert.equal((await again.request(url('tokens', '/'))).status, 302);
+    });
+  });
+
+  describe('userinfo_refresh_interval', () => {
+    /** Asks `path` until the session is due its refresh (the answer is no longer `steady`'s), then follows a 307 once. */
+    async function afterRefresh(browser: LoginBrowser, path: string, steady = 200) {
+      for (let i = 0; i < 40; i++) {
+        const page = await browser.request(url('fresh', path));
+        if (page.status !== steady) return { first: page, then: page.status === 307 ? await browser.request(new URL(page.headers.location!, page.url).toString()) : undefined };
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error('no refresh within 4 s');
+    }
+
+    test('the user is read again: a changed email reaches the agent, one outside the rules gets 403, a refused token ends the session', async () => {
+      const browser = new LoginBrowser('cora');
+      const first = await browser.browse(url('fresh', '/a'));
+      assert.equal(first.status, 200, first.body);
+      assert.deepEqual([json(first.body).headers['x-user-email'], json(first.body).headers['x-refreshed']], ['cora@example.com', 'false']);
+
+      provider.accounts.set('cora', { email: 'cora.new@example.com' });
+      const moved = await afterRefresh(browser, '/b?x=1');
+      assert.equal(moved.first.status, 307, 'read again without the user, then the same request again');
+      assert.equal(moved.first.headers.location, '/b?x=1');
+      assert.equal(moved.then?.status, 200, moved.then?.body);
+      assert.deepEqual([json(moved.then!.body).url, json(moved.then!.body).headers['x-user-email'], json(moved.then!.body).headers['x-refreshed']], ['/b?x=1', 'cora.new@example.com', 'true']);
+      const next = await browser.request(url('fresh', '/c'));
+      if (next.status === 200) assert.equal(json(next.body).headers['x-refreshed'], 'false', 'userinfo_refreshed holds for the request after the refresh only');
+
+      provider.accounts.set('cora', { email: 'cora@elsewhere.org' });
+      const outside = await afterRefresh(browser, '/d');
+      assert.equal(outside.first.status, 307);
+      assert.equal(outside.then?.status, 403, 'the rules run on the fresh identity');
+      assert.match(outside.then!.body, /example\.com accounts only/);
+
+      const before = reached.length;
+      provider.accounts.set('cora', null);
+      const ended = await afterRefresh(browser, '/e', 403);
+      assert.equal(ended.first.status, 302, 'the provider refuses the session\'s tokens: a new login');
+      assert.ok(ended.first.headers.location!.startsWith(`${provider.issuer}/auth?`));
+      assert.ok((ended.first.headers['set-cookie'] ?? []).some((c) => /^ngrok_session_[^=]+=; .*Max-Age=0/.test(c)), 'the session is cleared');
+      assert.ok(![...browser.jar.get(`${host('fresh')}:${server.httpPort}`)!.keys()].some((n) => n.startsWith('ngrok_session_')));
+      assert.equal(reached.length, before, 'the agent saw none of it');
+    });
+
+    test('oauth: the provider\'s user-info is read again; a revoked token ends the session', async () => {
+      const browser = new LoginBrowser('octo');
+      const first = await browser.browse(url('ghr', '/'));
+      assert.equal(first.status, 200, first.body);
+      assert.equal(json(first.body).headers['x-identity.name'], 'Octo Cat');
+      octo.name = 'Octocat Renamed';
+      try {
+        let page = await browser.request(url('ghr', '/'));
+        for (let i = 0; i < 40 && page.status === 200; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          page = await browser.request(url('ghr', '/'));
+        }
+        assert.equal(page.status, 307);
+        const after = await browser.request(url('ghr', '/'));
+        assert.deepEqual([json(after.body).headers['x-identity.name'], json(after.body).headers['x-userinfo-refreshed']], ['Octocat Renamed', 'true']);
+        octo.revoked = true;
+        for (let i = 0; i < 40 && page.status !== 302; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          page = await browser.request(url('ghr', '/'));
+        }
+        assert.equal(page.status, 302, 'a new login');
+        assert.match(page.headers.location ?? '', /\/login\/oauth\/authorize\?/);
+      } finally {
+        Object.assign(octo, { name: 'Octo Cat', revoked: false });
+      }
+    });
+
+    test('a provider that cannot be reached at the refresh is a 502 page, never the stale identity', async () => {
+      // what the refresh would meet: the user-info endpoint down; the session is made for it by a login first
+      const browser = new LoginBrowser('dave');
+      assert.equal((await browser.browse(url('fresh', '/'))).status, 200);
+      await provider.close();
+      try {
+        let page = await browser.request(url('fresh', '/'));
+        for (let i = 0; i < 40 && page.status === 200; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          page = await browser.request(url('fresh', '/'));
+        }
+        assert.equal(page.status, 502, page.body);
+        assert.match(page.body, /identity provider 127\.0\.0\.1:\d+ could not be reached/);
+      } finally {
+        await provider.listen();
+      }
+    });
+  });
+
+  describe('auth_cookie_domain', () => {
+    test('the session cookie is set on the domain and opens on another endpoint under it with the same login', async () => {
+      const browser = new LoginBrowser('erin');
+      const page = await browser.browse(url('one', '/'));
+      assert.equal(page.status, 200, page.body);
+      const at = `${host('one')}:${server.httpPort}`;
+      const value = browser.cookie(at, 'ngrok_session_shared')!;
+      assert.ok(value, 'a session named by the auth_id');
+      // what a browser does with Domain=burrow.localhost: the same cookie goes to two.burrow.localhost
+      const other = new LoginBrowser('nobody');
+      other.setCookie(`${host('two')}:${server.httpPort}`, 'ngrok_session_shared', value);
+      const there = await other.request(url('two', '/'));
+      assert.equal(there.status, 200, 'the seal binds the domain, not the host');
+      assert.equal(json(there.body).headers['x-identity.email'], 'erin@example.com');
+      const out = await other.request(url('two', '/ngrok/logout?auth_id=shared'));
+      assert.ok((out.headers['set-cookie'] ?? []).some((c) => /^ngrok_session_shared=; Path=\/; Domain=burrow\.localhost; Max-Age=0/.test(c)), 'logout clears it on the domain');
+    });
+
+    test('the Set-Cookie names the domain', async () => {
+      const browser = new LoginBrowser('erin');
+      const stopped = await browser.browse(url('one', '/'), isCallbackOf('one'));
+      const done = await browser.request(stopped.visited.at(-1)!);
+      assert.equal(done.status, 302);
+      assert.ok((done.headers['set-cookie'] ?? []).some((c) => /^ngrok_session_shared=v1\.[^;]+; Path=\/; Domain=burrow\.localhost; Max-Age=\d+; HttpOnly; SameSite=Lax$/.test(c)), String(done.headers['set-cookie']));
+    });
+
+    test('a domain that is not the endpoint\'s host or a parent of it is refused at bind', async () => {
+      const builder = session.httpEndpoint().domain(host('wrong')).scheme('HTTP').policy(shared('example.com'));
+      await assert.rejects(builder.listen(), /auth_cookie_domain "example\.com" must be the endpoint's host "wrong\.burrow\.localhost" or a parent domain of it/);
+    });
+  });
+
   describe('OIDC option (the SDK\'s .oidc())', () => {
     test('a user in allow_emails reaches the agent with ngrok-auth-user-* headers; another one is refused 403', async () => {
       const ann = await new LoginBrowser('ann').browse(url('sdk', '/'));
@@ -262,8 +484,8 @@ function startOAuthServer(port: number): http.Server {
       });
       return;
     }
-    if (req.headers.authorization !== 'Bearer gh-access-token') return send(401, { message: 'Bad credentials' });
-    if (target.pathname === '/user') return send(200, { id: 42, login: 'octo', name: 'Octo Cat', email: null });
+    if (req.headers.authorization !== 'Bearer gh-access-token' || octo.revoked) return send(401, { message: 'Bad credentials' });
+    if (target.pathname === '/user') return send(200, { id: 42, login: 'octo', name: octo.name, email: null });
     if (target.pathname === '/user/emails') return send(200, [{ email: 'other@example.com', primary: false, verified: true }, { email: 'octo@example.com', primary: true, verified: true }]);
     send(404, {});
   });

@@ -88,23 +88,38 @@ export class LoginBrowser {
 
 export interface TestProvider {
   readonly issuer: string;
+  /**
+   * Claims that replace a user's own (email <login>@example.com, name <LOGIN>) from now on, read
+   * at each token and user-info call; `null`: the user is gone (the provider refuses their tokens).
+   */
+  readonly accounts: Map<string, { email?: string; name?: string } | null>;
   close(): Promise<void>;
+  /** Serves again on the same port after close(). */
+  listen(): Promise<void>;
 }
 
-/** panva's oidc-provider on loopback (http), with one client and users named by their login (email <login>@example.com). */
+/** panva's oidc-provider on loopback (http), with one client and users named by their login; it issues refresh tokens too. */
 export async function startOidcProvider(client: { id: string; secret: string; redirectUris: string[] }): Promise<TestProvider> {
   const port = await freeLoopbackPort();
   const issuer = `http://127.0.0.1:${port}`;
+  const accounts: TestProvider['accounts'] = new Map();
   const provider = new Provider(issuer, {
-    clients: [{ client_id: client.id, client_secret: client.secret, redirect_uris: client.redirectUris, grant_types: ['authorization_code'], response_types: ['code'] }],
+    clients: [{ client_id: client.id, client_secret: client.secret, redirect_uris: client.redirectUris, grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     cookies: { keys: ['edge-login-test-cookie-key'] },
-    findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id, email: `${id}@example.com`, email_verified: true, name: id.toUpperCase() }) }),
+    issueRefreshToken: async (_ctx: unknown, registered: { grantTypeAllowed(type: string): boolean }) => registered.grantTypeAllowed('refresh_token'),
+    findAccount: (_ctx: unknown, id: string) => {
+      const changed = accounts.get(id);
+      if (changed === null) return undefined;
+      return { accountId: id, claims: () => ({ sub: id, email: `${id}@example.com`, email_verified: true, name: id.toUpperCase(), ...changed }) };
+    },
   });
   const server = http.createServer(provider.callback());
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     issuer,
+    accounts,
+    listen: () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -22,6 +22,15 @@ export interface LoginConfig {
   readonly idleSeconds: number;
   readonly maxSeconds: number;
   readonly allowCorsPreflight: boolean;
+  /** userinfo_refresh_interval: the identity is read again (with the kept access token) once this old; absent: never. */
+  readonly refreshSeconds?: number | undefined;
+  /** auth_cookie_domain, lower-case, without a leading dot: the session cookie's Domain (the endpoint's host or a parent). */
+  readonly cookieDomain?: string | undefined;
+}
+
+/** Whether `host` may carry a session cookie of `domain`: the domain itself or a name under it. */
+export function withinCookieDomain(host: string, domain: string): boolean {
+  return host === domain || host.endsWith(`.${domain}`);
 }
 
 /** Reference defaults are unpublished; burrow's are in docs/DECISIONS.md. */

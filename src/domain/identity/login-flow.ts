@@ -9,9 +9,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createRemoteJWKSet, customFetch, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { providerLabel, type LoginConfig } from './login-config.js';
 import { oauthProvider } from './oauth-providers.js';
-import { jsonObject, providerFetch, ProviderUnavailable, type ProviderFetch } from './provider-fetch.js';
-import { clearCookie, LOGIN_WINDOW_SECONDS, newSessionId, pendingCookieName, readCookie, sessionCookieName, setCookie, type EdgeIdentity, type SessionCodec } from './session.js';
-import { fetchIdentity, oidcIdentity, type DiscoveryDocument } from './userinfo.js';
+import { jsonObject, providerFetch, ProviderUnavailable, TokenRefused, type ProviderFetch } from './provider-fetch.js';
+import { clearCookie, clearSessionCookies, LOGIN_WINDOW_SECONDS, newSessionId, pendingCookieName, readCookie, sessionCookieNames, setCookie, type EdgeIdentity, type EdgeSession, type ProviderTokens, type SessionCodec } from './session.js';
+import { fetchIdentity, oidcIdentity, refreshedIdentity, type DiscoveryDocument } from './userinfo.js';
 
 /** Everything a login makes of the provider is over by then, so the user's page comes within 5 s. */
 const LOGIN_BUDGET_MS = 4500;
@@ -49,7 +49,7 @@ export class EdgeLoginFlow {
   ) {}
 
   /** Redirects to the provider; `force` asks it to authenticate again (an explicit /ngrok/login). */
-  async begin(login: LoginConfig, endpoint: LoginEndpoint, redirectPath: string, force: boolean): Promise<LoginAnswer> {
+  async begin(login: LoginConfig, endpoint: LoginEndpoint, redirectPath: string, force: boolean, cookies: readonly string[] = []): Promise<LoginAnswer> {
     const deadline = this.now() + LOGIN_BUDGET_MS;
     let authorizeUrl: string;
     try {
@@ -72,7 +72,9 @@ export class EdgeLoginFlow {
     if (force && login.kind === 'openid-connect') params.push(['prompt', 'login']);
     for (const [name, value] of [...params, ...login.authzUrlParams]) url.searchParams.set(name, value);
     const cookie = setCookie(pendingCookieName(login), this.codec.sealPending(endpoint.host, login, pending), LOGIN_WINDOW_SECONDS, endpoint.secure);
-    return { status: 302, headers: ['Location', url.toString(), 'Set-Cookie', cookie, 'Cache-Control', 'no-store'], body: '' };
+    // a session that did not open (expired, or of an older key) goes, every piece of it
+    const stale = sessionCookieNames(cookies, login).length === 0 ? [] : clearSessionCookies(login, endpoint.host, cookies, endpoint.secure);
+    return { status: 302, headers: ['Location', url.toString(), 'Set-Cookie', cookie, ...stale.flatMap((c) => ['Set-Cookie', c]), 'Cache-Control', 'no-store'], body: '' };
   }
 
   /** The provider's redirect back: the login among `logins` whose login cookie holds this `state`. */
@@ -95,28 +97,71 @@ export class EdgeLoginFlow {
     if (providerError !== null) return refusal(`${providerLabel(login)} did not log you in (${printable(providerError)}).`, `provider answered ${printable(providerError)}`, [clearPending]);
     const code = query.get('code');
     if (!code) return refusal('The provider sent no authorization code.', 'no code', [clearPending]);
-    let identity: EdgeIdentity;
+    let identity: EdgeIdentity & ProviderTokens;
     try {
       identity = await this.identify(login, endpoint, code, pending, this.now() + LOGIN_BUDGET_MS);
     } catch (error) {
       const answer = this.failure(login, error);
       return { ...answer, headers: [...answer.headers, 'Set-Cookie', clearPending] };
     }
-    const session = { ...identity, sessionId: newSessionId(), createdAt: nowSeconds, activeAt: nowSeconds };
-    const cookie = setCookie(sessionCookieName(login), this.codec.sealSession(endpoint.host, login, session), login.maxSeconds, endpoint.secure);
-    return { status: 302, headers: ['Location', pending.redirectPath, 'Set-Cookie', cookie, 'Set-Cookie', clearPending, 'Cache-Control', 'no-store'], body: '' };
+    const session = { ...identity, sessionId: newSessionId(), createdAt: nowSeconds, activeAt: nowSeconds, identityAt: nowSeconds };
+    const set = this.codec.sessionCookies(endpoint.host, login, session, login.maxSeconds, endpoint.secure, cookies).flatMap((c) => ['Set-Cookie', c]);
+    return { status: 302, headers: ['Location', pending.redirectPath, ...set, 'Set-Cookie', clearPending, 'Cache-Control', 'no-store'], body: '' };
   }
 
-  /** Clears the session cookie; then to `redirectPath`, or a page saying so. */
-  logout(login: LoginConfig, endpoint: LoginEndpoint, redirectPath: string | null): LoginAnswer {
-    const cleared = ['Set-Cookie', clearCookie(sessionCookieName(login), endpoint.secure), 'Cache-Control', 'no-store'];
+  /** Clears the session cookie (every piece of it); then to `redirectPath`, or a page saying so. */
+  logout(login: LoginConfig, endpoint: LoginEndpoint, redirectPath: string | null, cookies: readonly string[] = []): LoginAnswer {
+    const cleared = [...clearSessionCookies(login, endpoint.host, cookies, endpoint.secure).flatMap((c) => ['Set-Cookie', c]), 'Cache-Control', 'no-store'];
     if (redirectPath !== null) return { status: 302, headers: ['Location', safePath(redirectPath), ...cleared], body: '' };
     return page(200, 'Logged out', 'You are logged out of this endpoint.', cleared);
   }
 
-  private async identify(login: LoginConfig, endpoint: LoginEndpoint, code: string, pending: { verifier: string; nonce: string }, deadline: number): Promise<EdgeIdentity> {
-    const redirectUri = `${endpoint.origin}/ngrok/callback`;
-    const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: pending.verifier });
+  /**
+   * userinfo_refresh_interval: the user read again with the session's access token (renewed with
+   * its refresh token when the provider refuses it), then a 307 back to `target` with the session
+   * renewed, so the policy runs on the fresh identity. A provider that refuses the session ends
+   * it: its cookies are cleared and a login starts. One that cannot be reached is a 502 page.
+   */
+  async refresh(login: LoginConfig, endpoint: LoginEndpoint, session: EdgeSession, target: string, cookies: readonly string[]): Promise<LoginAnswer> {
+    const deadline = this.now() + LOGIN_BUDGET_MS;
+    let tokens: ProviderTokens = { idToken: session.idToken ?? '', accessToken: session.accessToken ?? '', refreshToken: session.refreshToken ?? '' };
+    let identity: EdgeIdentity;
+    try {
+      try {
+        if (tokens.accessToken === '') throw new TokenRefused('no access token is kept to read the user again');
+        identity = await this.reread(login, session, tokens.accessToken, deadline);
+      } catch (error) {
+        if (!(error instanceof TokenRefused) || tokens.refreshToken === '') throw error;
+        tokens = await this.renewTokens(login, tokens, deadline);
+        identity = await this.reread(login, session, tokens.accessToken, deadline);
+      }
+    } catch (error) {
+      if (!(error instanceof TokenRefused)) return this.failure(login, error);
+      const again = await this.begin(login, endpoint, target, false, cookies);
+      return again.problem ? again : { ...again, problem: { provider: providerLabel(login), reason: `session ended: ${error.message}` } };
+    }
+    const nowSeconds = Math.floor(this.now() / 1000);
+    const renewed = { ...session, ...identity, ...tokens, identityAt: nowSeconds, activeAt: nowSeconds, refreshed: true };
+    const set = this.codec.sessionCookies(endpoint.host, login, renewed, session.createdAt + login.maxSeconds - nowSeconds, endpoint.secure, cookies);
+    return { status: 307, headers: ['Location', safePath(target), ...set.flatMap((c) => ['Set-Cookie', c]), 'Cache-Control', 'no-store'], body: '' };
+  }
+
+  private async reread(login: LoginConfig, session: EdgeSession, accessToken: string, deadline: number): Promise<EdgeIdentity> {
+    const source = login.kind === 'oauth' ? oauthProvider(login.provider)! : await this.discovery(login, deadline);
+    return refreshedIdentity(this.fetch, login, session, source, accessToken, deadline);
+  }
+
+  /** The refresh_token grant: new tokens (those the answer leaves out are kept); a refusal is a TokenRefused. */
+  private async renewTokens(login: LoginConfig, tokens: ProviderTokens, deadline: number): Promise<ProviderTokens> {
+    const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refreshToken });
+    const answer = await this.tokenRequest(login, form, deadline);
+    if (answer.status >= 400 || typeof answer.tokens.error === 'string') throw new TokenRefused(`the token endpoint refused the refresh token (${printable(String(answer.tokens.error ?? answer.status))})`);
+    const text = (key: string, kept: string) => (typeof answer.tokens[key] === 'string' ? (answer.tokens[key] as string) : kept);
+    return { idToken: text('id_token', tokens.idToken), accessToken: text('access_token', tokens.accessToken), refreshToken: text('refresh_token', tokens.refreshToken) };
+  }
+
+  /** A POST to the token endpoint with the client's credentials (HTTP Basic when the provider takes it); a 5xx or no answer is a ProviderUnavailable. */
+  private async tokenRequest(login: LoginConfig, form: URLSearchParams, deadline: number): Promise<{ status: number; tokens: Record<string, unknown>; discovery: DiscoveryDocument | undefined }> {
     const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
     let tokenUrl: string;
     let discovery: DiscoveryDocument | undefined;
@@ -134,12 +179,19 @@ export class EdgeLoginFlow {
     }
     const answer = await this.fetch(tokenUrl, { method: 'POST', headers, body: form.toString(), deadline });
     if (answer.status >= 500 || answer.status === 0) throw new ProviderUnavailable(`its token endpoint answered HTTP ${answer.status}`);
-    const tokens = jsonObject(answer, 'token');
-    if (answer.status >= 400 || typeof tokens.error === 'string') throw new LoginRefused(`the token endpoint refused the code (${printable(String(tokens.error ?? answer.status))})`);
+    return { status: answer.status, tokens: jsonObject(answer, 'token'), discovery };
+  }
+
+  private async identify(login: LoginConfig, endpoint: LoginEndpoint, code: string, pending: { verifier: string; nonce: string }, deadline: number): Promise<EdgeIdentity & ProviderTokens> {
+    const redirectUri = `${endpoint.origin}/ngrok/callback`;
+    const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: pending.verifier });
+    const { status, tokens, discovery } = await this.tokenRequest(login, form, deadline);
+    if (status >= 400 || typeof tokens.error === 'string') throw new LoginRefused(`the token endpoint refused the code (${printable(String(tokens.error ?? status))})`);
     const accessToken = typeof tokens.access_token === 'string' ? tokens.access_token : undefined;
+    const kept = { idToken: '', accessToken: accessToken ?? '', refreshToken: typeof tokens.refresh_token === 'string' ? tokens.refresh_token : '' };
     if (login.kind === 'oauth') {
       if (!accessToken) throw new ProviderUnavailable('its token answer has no access_token');
-      return fetchIdentity(this.fetch, login, oauthProvider(login.provider)!, accessToken, deadline);
+      return { ...(await fetchIdentity(this.fetch, login, oauthProvider(login.provider)!, accessToken, deadline)), ...kept };
     }
     if (typeof tokens.id_token !== 'string') throw new ProviderUnavailable('its token answer has no id_token');
     let claims: Record<string, unknown>;
@@ -157,7 +209,7 @@ export class EdgeLoginFlow {
       throw new LoginRefused(`the ID token did not verify (${name || 'invalid'})`);
     }
     if (claims.nonce !== pending.nonce) throw new LoginRefused('the ID token does not carry the nonce of this login');
-    return oidcIdentity(this.fetch, login, claims, discovery!, accessToken, deadline);
+    return { ...(await oidcIdentity(this.fetch, login, claims, discovery!, accessToken, deadline)), ...kept, idToken: tokens.id_token };
   }
 
   private async discovery(login: LoginConfig, deadline: number): Promise<DiscoveryDocument> {

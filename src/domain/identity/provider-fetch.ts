@@ -28,6 +28,12 @@ export type ProviderFetch = (url: string, request?: ProviderRequest) => Promise<
 /** The provider could not be reached or answered with something unusable: a 502 for the user. */
 export class ProviderUnavailable extends Error {}
 
+/**
+ * The provider refused a token it had issued (401 or 403 from user-info, `invalid_grant` to a
+ * refresh): a 502 during a login, as before; at a refresh, the end of the session.
+ */
+export class TokenRefused extends ProviderUnavailable {}
+
 export const providerFetch: ProviderFetch = (url, request = {}) =>
   new Promise((resolve, reject) => {
     const target = new URL(url);

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { LoginConfig } from './login-config.js';
 import type { OAuthProvider } from './oauth-providers.js';
-import { jsonObject, ProviderUnavailable, type ProviderFetch } from './provider-fetch.js';
+import { jsonObject, ProviderUnavailable, TokenRefused, type ProviderFetch } from './provider-fetch.js';
 import type { EdgeIdentity } from './session.js';
 
 export interface DiscoveryDocument {
@@ -37,19 +37,44 @@ export async function fetchIdentity(fetch: ProviderFetch, login: LoginConfig, pr
   return identityOf(login, String(id), { ...info, email });
 }
 
+/**
+ * The identity read again with the session's access token (userinfo_refresh_interval): OpenID
+ * Connect's user-info endpoint, or the OAuth provider's as at the login. It must name the same
+ * user; a field the answer leaves out keeps its value.
+ */
+export async function refreshedIdentity(fetch: ProviderFetch, login: LoginConfig, previous: EdgeIdentity, source: DiscoveryDocument | OAuthProvider, accessToken: string, deadline: number): Promise<EdgeIdentity> {
+  let identity: EdgeIdentity;
+  if ('userinfo_url' in source) identity = await fetchIdentity(fetch, login, source, accessToken, deadline);
+  else {
+    if (!source.userinfo_endpoint) throw new TokenRefused('its discovery document has no userinfo_endpoint to read the user again');
+    const info = await userinfo(fetch, source.userinfo_endpoint, accessToken, deadline);
+    identity = identityOf(login, String(info.sub ?? ''), { email: previous.email, name: previous.name, ...info });
+  }
+  if (identity.providerUserId !== previous.providerUserId) throw new TokenRefused('its user-info answer names another user');
+  return identity;
+}
+
+/** Bounds on what the session keeps of the user, so that it always fits its cookies (session.ts). */
+const MAX_SUBJECT = 255;
+const MAX_EMAIL = 320;
+const MAX_NAME = 4096;
+
 function identityOf(login: LoginConfig, subject: string, claims: Record<string, unknown>): EdgeIdentity {
+  // OpenID Connect Core §2: sub is at most 255 ASCII characters; cut, two users could become one
+  if (subject.length > MAX_SUBJECT) throw new ProviderUnavailable(`it names the user with an identifier over ${MAX_SUBJECT} characters`);
   const text = (key: string) => (typeof claims[key] === 'string' ? (claims[key] as string) : '');
-  const email = text('email');
+  const email = text('email').slice(0, MAX_EMAIL);
   return {
     id: `idn_${createHash('sha256').update(`${login.kind}\n${login.provider}\n${subject}`).digest('hex').slice(0, 27)}`,
     email,
-    name: text('name') || text('preferred_username') || text('login') || text('username') || email,
+    name: (text('name') || text('preferred_username') || text('login') || text('username') || email).slice(0, MAX_NAME),
     providerUserId: subject,
   };
 }
 
 async function userinfo(fetch: ProviderFetch, url: string, accessToken: string, deadline: number): Promise<Record<string, unknown>> {
   const answer = await fetch(url, { headers: { authorization: `Bearer ${accessToken}` }, deadline });
+  if (answer.status === 401 || answer.status === 403) throw new TokenRefused(`its user-info endpoint refused the access token (HTTP ${answer.status})`);
   if (answer.status !== 200) throw new ProviderUnavailable(`its user-info endpoint answered HTTP ${answer.status}`);
   return jsonObject(answer, 'user-info');
 }

@@ -260,7 +260,7 @@ export function emptyHttpResults(): Record<string, Record<string, unknown>> {
     verify_webhook: { verified: false, provider: '', error: error() },
     jwt_validation: { tokens: [] as unknown[], error: error() },
     oauth: emptyLoginResults('current_provider_session_id', 'userinfo_refreshed'),
-    oidc: { ...emptyLoginResults('current_session_id', 'user_info_refreshed'), identity_token: '' },
+    oidc: { ...emptyLoginResults('current_session_id', 'userinfo_refreshed'), user_info_refreshed: false, identity_token: '' },
   };
 }
 

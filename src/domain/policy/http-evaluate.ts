@@ -31,7 +31,7 @@ import type { CompressionAlgorithm, PolicyValue } from './types.js';
 import { MIN_COMPRESSED_BYTES, negotiateEncoding } from './compression.js';
 import { verifyWebhook } from './webhooks.js';
 import type { LoginConfig } from '../identity/login-config.js';
-import { loginHost, type SessionCodec, type SessionLookup } from '../identity/session.js';
+import { loginHost, type EdgeSession, type SessionCodec, type SessionLookup } from '../identity/session.js';
 import { findTokens, type JwtOutcome, type PresentedToken } from '../identity/jwt-verify.js';
 import type { JwtValidationConfig } from '../identity/jwt-config.js';
 import { PLAIN_VARIABLES } from './fast-cel.js';
@@ -70,8 +70,11 @@ export interface HttpDecision {
   breakers: BreakerConfig[];
   /** Set-Cookie values for whatever answers the request (an edge login session whose idle clock moved). */
   setCookies: string[];
-  /** Set when a login action found no session: the data plane starts the login in place of `answer` (a 302 to /ngrok/login). */
-  login?: { config: LoginConfig; redirectPath: string };
+  /**
+   * Set when a login action found no session: the data plane starts the login in place of `answer`
+   * (a 302 to /ngrok/login); with `refresh`, a session whose identity is to be read again first.
+   */
+  login?: { config: LoginConfig; redirectPath: string; refresh?: EdgeSession };
   /**
    * Set when a jwt-validation action waits for its tokens' verification (asynchronous): the
    * phase goes on from that action with `resume(outcome)`; see settleDecision.
@@ -498,9 +501,9 @@ class HttpEvaluation {
     const lookup: SessionLookup = this.context.logins
       ? this.context.logins.lookup(login, loginHost(req.host), req.headers.get('cookie') ?? [], Math.floor(Number(this.context.connection.now) / 1000), secure)
       : { ok: false, timedOut: false, maxReached: false };
-    if (!lookup.ok) {
-      Object.assign(results, { session_timed_out: lookup.timedOut, session_max_duration_reached: lookup.maxReached });
-      this.decision.login = { config: login, redirectPath: this.decision.target };
+    if (!lookup.ok || lookup.stale) {
+      if (!lookup.ok) Object.assign(results, { session_timed_out: lookup.timedOut, session_max_duration_reached: lookup.maxReached });
+      this.decision.login = { config: login, redirectPath: this.decision.target, ...(lookup.ok ? { refresh: lookup.session } : {}) };
       // what a client gets where the login cannot start at once (an upgrade, an offline test): the login page
       const query = new URLSearchParams({ auth_id: login.key, redirect_path: this.decision.target });
       return this.answer(302, ['Location', `/ngrok/login?${query}`, 'Cache-Control', 'no-store'], '');
@@ -513,8 +516,12 @@ class HttpEvaluation {
       provider_user_id: session.providerUserId,
       [login.kind === 'oauth' ? 'current_provider_session_id' : 'current_session_id']: session.sessionId,
     };
+    results.access_token = session.accessToken ?? '';
+    results.refresh_token = session.refreshToken ?? '';
+    results.userinfo_refreshed = session.refreshed === true;
+    if (login.kind === 'openid-connect') Object.assign(this.results.oidc!, { identity_token: session.idToken ?? '', user_info_refreshed: session.refreshed === true });
     results.expires_at = new Date(lookup.expiresAt * 1000).toISOString();
-    if (lookup.renewed) this.decision.setCookies.push(lookup.renewed);
+    this.decision.setCookies.push(...lookup.renewed);
     return false;
   }
 

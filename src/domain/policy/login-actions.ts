@@ -50,8 +50,12 @@ function loginConfig(ctx: Ctx, kind: LoginKind, map: MapNode): LoginConfig {
   if (Buffer.byteLength(clientSecret) > SECRET_MAX_BYTES) fail(CODES.configInvalid, `${ctx.where}: config.client_secret is longer than ${SECRET_MAX_BYTES} bytes.`);
   const authId = optionalString(ctx, map, 'auth_id');
   if (authId !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(authId)) fail(CODES.configInvalid, `${ctx.where}: config.auth_id ${quoted(authId, 64)} must be 1 to 64 letters, digits, - or _.`);
-  if (value(map, 'auth_cookie_domain')) fail(CODES.configInvalid, `${ctx.where}: config.auth_cookie_domain is not served: burrow scopes the session cookie to the endpoint's own host.`);
-  if (value(map, 'userinfo_refresh_interval')) fail(CODES.configInvalid, `${ctx.where}: config.userinfo_refresh_interval is not served: the identity is read once per login; shorten max_session_duration instead.`);
+  const cookieDomain = domainName(ctx, optionalString(ctx, map, 'auth_cookie_domain'));
+  const refreshText = optionalString(ctx, map, 'userinfo_refresh_interval');
+  const refreshSeconds = refreshText === undefined ? undefined : durationSeconds(refreshText);
+  if (refreshText !== undefined && (refreshSeconds === undefined || refreshSeconds < 1 || refreshSeconds > 90 * 86400)) {
+    fail(CODES.configInvalid, `${ctx.where}: config.userinfo_refresh_interval ${quoted(refreshText, 32)} must be a duration from 1s to 2160h (90 days), such as "15m".`);
+  }
   const scopes = stringList(ctx, map, 'scopes', false, MAX_SCOPES);
   scopes.forEach((scope, i) => {
     if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)) fail(CODES.configInvalid, `${ctx.where}: config.scopes, entry ${i + 1}, ${quoted(scope, 64)}, is not a scope name (no spaces, quotes or backslashes).`);
@@ -71,7 +75,21 @@ function loginConfig(ctx: Ctx, kind: LoginKind, map: MapNode): LoginConfig {
     idleSeconds: idle,
     maxSeconds: max,
     allowCorsPreflight: optionalBool(ctx, map, 'allow_cors_preflight', false),
+    ...(refreshSeconds !== undefined ? { refreshSeconds } : {}),
+    ...(cookieDomain !== undefined ? { cookieDomain } : {}),
   };
+}
+
+/** auth_cookie_domain: a DNS name of two labels or more (a cookie for a top-level name is refused by browsers); whether it covers the endpoint's host is checked at bind. */
+function domainName(ctx: Ctx, text: string | undefined): string | undefined {
+  if (text === undefined || text === '') return undefined;
+  const domain = text.trim().toLowerCase().replace(/^\./, '');
+  const label = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+  const labels = domain.split('.');
+  if (domain.length > 253 || labels.length < 2 || !labels.every((l) => label.test(l)) || /^\d+$/.test(labels.at(-1)!)) {
+    fail(CODES.configInvalid, `${ctx.where}: config.auth_cookie_domain ${quoted(text, 64)} must be a domain name of two labels or more (the endpoint's host or a parent of it), such as "example.com".`);
+  }
+  return domain;
 }
 
 /** client_id and client_secret: required, and literal (they are read again at the callback, where no request is evaluated). */

@@ -134,7 +134,8 @@ const HTTP_ACTION_RESULTS = {
   verify_webhook: { verified: 'bool', provider: 'string', error: ERROR },
   jwt_validation: { tokens: 'list<map<string, dyn>>', error: ERROR },
   oauth: loginResults('current_provider_session_id', 'userinfo_refreshed'),
-  oidc: { ...loginResults('current_session_id', 'user_info_refreshed'), identity_token: 'string' },
+  // user_info_refreshed: the name burrow first served, kept beside the reference's
+  oidc: { ...loginResults('current_session_id', 'userinfo_refreshed'), user_info_refreshed: 'bool', identity_token: 'string' },
 } as const;
 
 /** The reference's result variables of oauth and openid-connect, which differ in two names. */

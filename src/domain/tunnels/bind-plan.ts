@@ -1,7 +1,7 @@
 import { newId } from '../ids.js';
 import { agentErrors, AgentRefusal } from './agent-errors.js';
 import { checkLabels, publicUrl, rememberedAsk, resolveBindTarget, type BindAsk, type BindProto, type BindTarget, type BoundTarget, type EdgeSettings } from './binds.js';
-import { compileBindPolicy, NO_POLICY, type ConnectionPolicy, type IpRestrictionOption } from './connection-policy.js';
+import { compileBindPolicy, cookieDomainRefusal, NO_POLICY, type ConnectionPolicy, type IpRestrictionOption } from './connection-policy.js';
 import { readRebindToken, rebindToken } from './tokens.js';
 import { optionRefusal } from './bind-options.js';
 import { edgeTlsOf } from './edge-tls.js';
@@ -123,6 +123,8 @@ export function planBind(request: BindRequestFacts, session: BindingSession, rul
     return edgeTls ? { ...compiled, edgeTls } : compiled;
   });
   if (policy instanceof AgentRefusal) return refused(own instanceof AgentRefusal ? own : policy);
+  const cookieDomain = own instanceof AgentRefusal || own.kind !== 'hostname' ? undefined : cookieDomainRefusal(policy, own.hostname);
+  if (cookieDomain) return refused(cookieDomain);
   const previous = previousServed || !request.id.startsWith('tn_') ? undefined : readRebindToken(session.tokenHash, request.id, request.token);
   const remembered = previous?.target ? rememberedAsk(ask, previous.target, rules.edge.publicHost) : undefined;
   const keep = remembered ? attempt(() => resolveBindTarget(remembered, credential, rules.edge)) : undefined;

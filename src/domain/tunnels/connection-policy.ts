@@ -2,6 +2,7 @@ import { compilePolicy, evaluate, type EndpointKind, type PolicyConnection, type
 import { AgentRefusal, agentErrors } from './agent-errors.js';
 import { concatPrograms, optionsDocument } from '../policy/index.js';
 import type { EdgeTlsOption } from './edge-tls.js';
+import { withinCookieDomain } from '../identity/login-config.js';
 
 /**
  * What decides whether one public connection may reach its tunnel (TUNNELS.md §5): the bind's
@@ -76,6 +77,27 @@ export function httpProgram(policy: ConnectionPolicy): PolicyProgram | undefined
   if (policy.policy === undefined) return policy.options;
   if (!combined.has(policy)) combined.set(policy, concatPrograms(policy.options, policy.policy));
   return combined.get(policy);
+}
+
+/**
+ * A login action's auth_cookie_domain must be the endpoint's host or a parent of it (for a
+ * wildcard endpoint, of the name under its `*.`): a browser refuses a cookie for another domain,
+ * so such a policy would log users in for nothing. ERR_NGROK_2204, as the action's other checks.
+ */
+export function cookieDomainRefusal(policy: ConnectionPolicy, hostname: string): AgentRefusal | undefined {
+  const program = httpProgram(policy);
+  if (!program) return undefined;
+  const host = hostname.toLowerCase().replace(/^\*\./, '');
+  for (const rule of program.phases.on_http_request) {
+    for (const action of rule.actions) {
+      if ((action.type !== 'openid-connect' && action.type !== 'oauth') || action.login.cookieDomain === undefined) continue;
+      const domain = action.login.cookieDomain;
+      if (!withinCookieDomain(host, domain)) {
+        return new AgentRefusal(2204, `${action.type}: config.auth_cookie_domain ${JSON.stringify(domain)} must be the endpoint's host ${JSON.stringify(hostname)} or a parent domain of it; a browser keeps no cookie set for another domain.`);
+      }
+    }
+  }
+  return undefined;
 }
 
 function compileIpRestriction(option: IpRestrictionOption): PolicyProgram {

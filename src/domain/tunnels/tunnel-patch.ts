@@ -1,5 +1,5 @@
 import { agentErrors } from './agent-errors.js';
-import { compileBindPolicy, type ConnectionPolicy } from './connection-policy.js';
+import { compileBindPolicy, cookieDomainRefusal, type ConnectionPolicy } from './connection-policy.js';
 import type { EndpointKind } from '../policy/index.js';
 
 /** PatchTunnelState (AGENT-PROTOCOL.md §5, type 10): what the agent asks to change; null = unchanged. */
@@ -18,6 +18,8 @@ export interface PatchedTunnelState {
   readonly policy: ConnectionPolicy;
   /** The endpoint's kind (the scheme of its URL; tcp for a labeled tunnel, whose patch is refused anyway). */
   readonly kind: EndpointKind;
+  /** The endpoint's host name (http and https), which a login's auth_cookie_domain must cover. */
+  readonly hostname?: string | undefined;
 }
 
 /** What to apply: a new policy (the bind's IP restriction kept) when the traffic policy changes. */
@@ -43,6 +45,8 @@ export function planTunnelPatch(patch: TunnelPatch, current: PatchedTunnelState,
     // the source too: other instances compile the tunnel's policy from it (CLUSTER.md §2)
     const source = current.policy.source && { ...current.policy.source, trafficPolicy: patch.trafficPolicy };
     policy = { ...current.policy, policy: compiled.policy, ...(source ? { source } : {}) };
+    const cookieDomain = current.hostname === undefined ? undefined : cookieDomainRefusal(policy, current.hostname);
+    if (cookieDomain) throw cookieDomain;
   }
   return {
     policy,

@@ -321,7 +321,7 @@ export class AgentSessions implements AgentConnections {
     const pool = tunnel.url === null ? undefined : this.registry.pool(tunnel.url);
     const plan = planTunnelPatch(
       req,
-      { labeled: tunnel.url === null, poolingEnabled: pool?.poolingEnabled ?? false, policy: tunnel.policy, kind: endpointKindOf(tunnel.url) },
+      { labeled: tunnel.url === null, poolingEnabled: pool?.poolingEnabled ?? false, policy: tunnel.policy, kind: endpointKindOf(tunnel.url), hostname: hostnameOf(tunnel.url) },
       this.settings.limits.maxPolicyRules,
     );
     if (plan.metadata !== undefined) await this.repository.updateTunnelMetadata(tunnel.id, plan.metadata);
@@ -500,4 +500,10 @@ async function refusals<T>(work: () => Promise<T>): Promise<T> {
 function endpointKindOf(url: string | null): EndpointKind {
   const scheme = url === null ? 'tcp' : url.slice(0, url.indexOf(':'));
   return scheme === 'http' || scheme === 'https' || scheme === 'tls' ? scheme : 'tcp';
+}
+
+/** The host name of an http or https endpoint's URL (undefined otherwise). */
+function hostnameOf(url: string | null): string | undefined {
+  if (url === null || !/^https?:/.test(url)) return undefined;
+  return url.replace(/^https?:\/\//, '').split(/[:/]/, 1)[0]!.toLowerCase();
 }

@@ -6,7 +6,7 @@
 import type http from 'node:http';
 import { EdgeLoginFlow, type LoginAnswer, type LoginEndpoint } from '../../domain/identity/login-flow.js';
 import type { LoginConfig } from '../../domain/identity/login-config.js';
-import { loginHost, SessionCodec } from '../../domain/identity/session.js';
+import { loginHost, SessionCodec, type EdgeSession } from '../../domain/identity/session.js';
 import type { ProviderFetch } from '../../domain/identity/provider-fetch.js';
 import type { PolicyProgram } from '../../domain/policy/index.js';
 import type { Logger } from '../../observability/logger.js';
@@ -47,16 +47,20 @@ export class EdgeLogins {
     }
     const redirectPath = url.searchParams.get('redirect_path');
     if (url.pathname === '/ngrok/logout') {
-      respond(this.flow.logout(chosen, endpoint, redirectPath));
+      respond(this.flow.logout(chosen, endpoint, redirectPath, cookieHeaders(req)));
       return Promise.resolve();
     }
-    return this.flow.begin(chosen, endpoint, redirectPath ?? '/', true).then(respond);
+    return this.flow.begin(chosen, endpoint, redirectPath ?? '/', true, cookieHeaders(req)).then(respond);
   }
 
-  /** A request a login action stopped: to the provider, then back to `redirectPath`. */
-  begin(req: http.IncomingMessage, res: http.ServerResponse, scheme: 'http' | 'https', login: LoginConfig, redirectPath: string): Promise<void> {
+  /**
+   * A request a login action stopped: to the provider, then back to `redirectPath`; or, for a
+   * session due a refresh, the user read again and the same request asked again (a 307).
+   */
+  begin(req: http.IncomingMessage, res: http.ServerResponse, scheme: 'http' | 'https', login: LoginConfig, redirectPath: string, refresh?: EdgeSession): Promise<void> {
     const endpoint = endpointOf(req, scheme);
-    return this.flow.begin(login, endpoint, redirectPath, false).then((answer) => this.write(res, answer, endpoint.host, 'login'));
+    const answer = refresh ? this.flow.refresh(login, endpoint, refresh, req.url ?? '/', cookieHeaders(req)) : this.flow.begin(login, endpoint, redirectPath, false, cookieHeaders(req));
+    return answer.then((done) => this.write(res, done, endpoint.host, refresh ? 'refresh' : 'login'));
   }
 
   private write(res: http.ServerResponse, answer: LoginAnswer, host: string, path: string): void {

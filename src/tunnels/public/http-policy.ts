@@ -20,7 +20,7 @@ import type { PublicConnection } from './connections.js';
 import { endpointOfPool, policyConnection, type PolicyMetrics } from './policy-gate.js';
 import { compressSync, type Compression } from './compress.js';
 import type { LoginConfig } from '../../domain/identity/login-config.js';
-import type { SessionCodec } from '../../domain/identity/session.js';
+import { withoutLoginCookies, type EdgeSession, type SessionCodec } from '../../domain/identity/session.js';
 import { JwtVerifier } from '../../domain/identity/jwt-verify.js';
 
 /** An answer an action made; its body already compressed (a Buffer) when compress-response said so. */
@@ -30,7 +30,15 @@ export type PolicyAnswer = Omit<HttpAnswer, 'body'> & { body: string | Buffer };
 export type RequestOutcome =
   | { kind: 'answer'; answer: PolicyAnswer }
   /** A login action found no session: the login starts (edge-logins.ts). */
-  | { kind: 'login'; login: LoginConfig; redirectPath: string; /** The evaluator's 302 to /ngrok/login, where the login cannot start here. */ fallback: PolicyAnswer }
+  | {
+      kind: 'login';
+      login: LoginConfig;
+      redirectPath: string;
+      /** A session whose identity is read again (userinfo_refresh_interval) before the request goes on. */
+      refresh: EdgeSession | undefined;
+      /** The evaluator's 302 to /ngrok/login, where the login cannot start here. */
+      fallback: PolicyAnswer;
+    }
   | {
       kind: 'forward';
       headers: string[];
@@ -77,8 +85,10 @@ export class HttpPolicy {
 
   private outcome(conn: PublicConnection, program: PolicyProgram, context: HttpPolicyContext, decision: HttpDecision, taken: string[]): RequestOutcome {
     this.record(conn, decision, taken);
-    if (decision.login && decision.answer) return { kind: 'login', login: decision.login.config, redirectPath: decision.login.redirectPath, fallback: decision.answer };
-    const sent = { headers: decision.headers, target: decision.target };
+    if (decision.login && decision.answer) return { kind: 'login', login: decision.login.config, redirectPath: decision.login.redirectPath, refresh: decision.login.refresh, fallback: decision.answer };
+    // burrow's session and login cookies are its own: the agent never gets them (IDENTITY.md §1)
+    const forwarded = hasLoginAction(program) ? withoutLoginCookies(decision.headers) : decision.headers;
+    const sent = { headers: forwarded, target: decision.target };
     const judged = program.phases.on_http_response.length > 0;
     // a renewed login session goes back on whatever answers the request
     const cookies = decision.setCookies.flatMap((cookie) => ['Set-Cookie', cookie]);
@@ -99,7 +109,7 @@ export class HttpPolicy {
       const compress = (final as { compress?: Compression }).compress;
       return { kind: 'answer', answer: { ...answer, headers: final.headers, ...(compress ? { body: compressSync(compress, Buffer.from(answer.body)) } : {}) } };
     }
-    return { kind: 'forward', headers: decision.headers, target: decision.target, respond };
+    return { kind: 'forward', headers: forwarded, target: decision.target, respond };
   }
 
   private context(conn: PublicConnection, pool: EndpointPool, req: http.IncomingMessage, scheme: 'http' | 'https', headers: string[], body: Buffer | undefined): HttpPolicyContext {
@@ -128,6 +138,18 @@ export class HttpPolicy {
     for (const metadata of decision.logs) conn.listPolicy(conn.policyLogs, metadata);
     for (const error of decision.errors) conn.listPolicy(conn.policyErrors, `rule ${error.rule} ${error.at}: ${error.message}`);
   }
+}
+
+const loginPrograms = new WeakMap<PolicyProgram, boolean>();
+
+/** Whether the request phase has an openid-connect or oauth action (found once per program). */
+function hasLoginAction(program: PolicyProgram): boolean {
+  let has = loginPrograms.get(program);
+  if (has === undefined) {
+    has = program.phases.on_http_request.some((rule) => rule.actions.some((action) => action.type === 'openid-connect' || action.type === 'oauth'));
+    loginPrograms.set(program, has);
+  }
+  return has;
 }
 
 const bodyReaders = new WeakMap<PolicyProgram, boolean>();

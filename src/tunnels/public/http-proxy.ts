@@ -230,7 +230,7 @@ export class HttpProxy {
   /** A login action found no session: the login starts here (its provider's discovery is asynchronous), or, without edge logins, the 302 to /ngrok/login. */
   private startLogin(req: http.IncomingMessage, res: http.ServerResponse, outcome: Extract<RequestOutcome, { kind: 'login' }>): void {
     if (!this.options.logins) return void writeAnswer(res, outcome.fallback);
-    this.options.logins.begin(req, res, this.options.scheme, outcome.login, outcome.redirectPath).catch(() => res.destroy());
+    this.options.logins.begin(req, res, this.options.scheme, outcome.login, outcome.redirectPath, outcome.refresh).catch(() => res.destroy());
   }
 
   /**

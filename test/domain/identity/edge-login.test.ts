@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compilePolicy, evaluateHttpRequest, optionsDocument, RateBuckets, type HttpPolicyContext } from '../../../src/domain/policy/index.js';
 import { parseOAuthProviders, useOAuthProviders } from '../../../src/domain/identity/oauth-providers.js';
-import { SessionCodec, sessionCookieName, type EdgeSession } from '../../../src/domain/identity/session.js';
+import { SessionCodec, sessionCookieName, withoutLoginCookies, type EdgeSession } from '../../../src/domain/identity/session.js';
 import { EdgeLoginFlow } from '../../../src/domain/identity/login-flow.js';
 import type { LoginConfig } from '../../../src/domain/identity/login-config.js';
 import { ProviderUnavailable, type ProviderFetch } from '../../../src/domain/identity/provider-fetch.js';
@@ -54,8 +54,9 @@ describe('openid-connect and oauth configuration', () => {
     ['no client_secret', '{issuer_url: "https://id.example.com", client_id: a}', /needs config\.client_secret: burrow has no managed/],
     ['an http issuer off loopback', '{issuer_url: "http://id.example.com", client_id: a, client_secret: b}', /must be an https:\/\/ URL/],
     ['an interpolated secret', `{issuer_url: "https://id.example.com", client_id: a, client_secret: "\${vars.s}${SECRET}"}`, /cannot interpolate/],
-    ['userinfo_refresh_interval', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, userinfo_refresh_interval: 1h}`, /not served/],
-    ['auth_cookie_domain', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, auth_cookie_domain: example.com}`, /not served/],
+    ['a bad userinfo_refresh_interval', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, userinfo_refresh_interval: 0s}`, /userinfo_refresh_interval "0s" must be a duration from 1s/],
+    ['a top-level auth_cookie_domain', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, auth_cookie_domain: com}`, /auth_cookie_domain "com" must be a domain name of two labels or more/],
+    ['an auth_cookie_domain that is no name', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, auth_cookie_domain: "10.0.0.1"}`, /must be a domain name/],
     ['a bad duration', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, max_session_duration: soon}`, /must be a duration/],
     ['a reserved authz param', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, authz_url_params: {state: x}}`, /set by burrow itself/],
     ['an unknown key', `{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, colour: red}`, /unknown key "colour"/],
@@ -63,6 +64,11 @@ describe('openid-connect and oauth configuration', () => {
   for (const [name, config, message] of cases) {
     test(`refused: ${name}`, () => assert.match(refusal(login(config)).message, message));
   }
+
+  test('userinfo_refresh_interval and auth_cookie_domain (both actions) compile', () => {
+    assert.ok(compile(login(`{issuer_url: "https://id.example.com", client_id: a, client_secret: ${SECRET}, userinfo_refresh_interval: 15m, auth_cookie_domain: .Example.com}`)).ok);
+    assert.ok(compile(`on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: github, client_id: a, client_secret: ${SECRET}, userinfo_refresh_interval: 1h, auth_cookie_domain: example.com}\n`).ok);
+  });
 
   test('oauth needs a known provider and its own app', () => {
     assert.match(refusal('on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: myspace, client_id: a, client_secret: b}\n').message, /not a provider burrow knows; use one of google, github/);
@@ -193,6 +199,24 @@ describe('the session cookie in the request phase', () => {
     assert.match(decision.setCookies[0]!, /^ngrok_session_oidc-[0-9a-f]{16}=v1\..*; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax; Secure$/);
   });
 
+  test('the kept tokens are read by expressions; a session past userinfo_refresh_interval is to be refreshed', () => {
+    const tokens = { idToken: 'id.tok.en', accessToken: 'at-1', refreshToken: 'rt-1' };
+    const forward = `${OIDC}  - actions:\n      - type: add-headers\n        config: {headers: {x-at: "\${actions.ngrok.oidc.access_token}", x-it: "\${actions.ngrok.oidc.identity_token}", x-rt: "\${actions.ngrok.oidc.refresh_token}"}}\n`;
+    const compiled = compile(forward);
+    assert.ok(compiled.ok);
+    const read = (value: string) => evaluateHttpRequest(compiled.program, { connection: CONNECTION, request: { method: 'GET', target: '/', version: '1.1', scheme: 'https', headers: ['Host', 'app.example.com', 'Cookie', value], receivedAt: NOW }, buckets: new RateBuckets(), logins: codec });
+    const headers = read(cookie({ ...session(10, 10), ...tokens })).headers;
+    assert.deepEqual(['x-at', 'x-it', 'x-rt'].map((name) => headers[headers.indexOf(name) + 1]), ['at-1', 'id.tok.en', 'rt-1']);
+    const refreshing = loginOf(login(`{issuer_url: "https://id.example.com", client_id: app, client_secret: s, userinfo_refresh_interval: 5m}`));
+    const now = Math.floor(NOW / 1000);
+    const stale = (identityAt: number) => {
+      const found = codec.lookup(refreshing, 'app.example.com', [`${sessionCookieName(refreshing)}=${codec.sealSession('app.example.com', refreshing, { ...session(3600, 10), identityAt })}`], now, true);
+      assert.ok(found.ok);
+      return found.stale;
+    };
+    assert.deepEqual([stale(now - 299), stale(now - 300)], [false, true]);
+  });
+
   test('tampered, other-host, idle and too-old sessions all need a new login', () => {
     const good = cookie(session(10, 10));
     const tampered = good.slice(0, -3) + (good.endsWith('A') ? 'BBB' : 'AAA');
@@ -202,6 +226,13 @@ describe('the session cookie in the request phase', () => {
     assert.ok(idle.login);
     const tooOld = evaluate(cookie(session(8 * 86400, 10)));
     assert.ok(tooOld.login);
+  });
+});
+
+describe("burrow's cookies kept from the agent", () => {
+  test('only ngrok_session_* and ngrok_login_* go; the rest keep their bytes; an emptied line is dropped', () => {
+    const sent = withoutLoginCookies(['Host', 'a', 'Cookie', 'ngrok_session_k=v1.x; a=1;b= 2 ', 'X-Other', 'ngrok_session_k=kept', 'cookie', 'ngrok_login_k=p;ngrok_session_k_0=q', 'COOKIE', 'plain=1']);
+    assert.deepEqual(sent, ['Host', 'a', 'Cookie', 'a=1;b= 2 ', 'X-Other', 'ngrok_session_k=kept', 'COOKIE', 'plain=1']);
   });
 });
 
