@@ -135,9 +135,10 @@ test('tls-alpn-01: binding an HTTPS endpoint orders its name; a client trusting 
   }
 });
 
-test('a restart serves the stored certificate without a new order', { skip, timeout: 120_000 }, async () => {
+test('a restart serves the stored certificate without a new order, and orders a new name with the account it registered', { skip, timeout: 120_000 }, async () => {
   assert.ok(alpnState, 'runs after the tls-alpn-01 test');
-  const server = await startBurrow(alpnState, 'tls-alpn-01');
+  // without ACME_EMAIL now: finding the account again must not send an empty update (pebble refuses one)
+  const server = await startBurrow(alpnState, 'tls-alpn-01', { ACME_EMAIL: '' });
   let session: ngrok.Session | undefined;
   try {
     session = await connectAgent(server, await createToken(server));
@@ -156,6 +157,10 @@ test('a restart serves the stored certificate without a new order', { skip, time
     const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
     assert.equal(metrics.match(/^burrow_certificate_expiry_seconds\{/gm)?.length, 3, 'agent, edge and the ACME certificate');
     assert.doesNotMatch(metrics, /alpn\.example\.com/);
+
+    await session.httpEndpoint().domain('again.example.com').listenAndForward(localUrl);
+    await issued(server, 'again.example.com');
+    assert.equal((await getOver('again.example.com', await pebble.root())).body, 'hello through ACME');
   } finally {
     await session?.close().catch(() => {});
     await server.stop();

@@ -73,8 +73,24 @@ export async function acmeClient(config: AcmeConfig, accountKeyPem: string): Pro
     backoffAttempts: 12,
   });
   // the same key finds the same account again (RFC 8555 §7.3.1)
-  await client.createAccount({ termsOfServiceAgreed: true, ...(config.email ? { contact: [`mailto:${config.email}`] } : {}) });
+  try {
+    await client.createAccount({ termsOfServiceAgreed: true, ...(config.email ? { contact: [`mailto:${config.email}`] } : {}) });
+  } catch (error) {
+    // The key's account exists (registered by another instance, or before a restart): the CA
+    // answered 200 with its URL, and acme-client then sent an update that a CA may refuse as
+    // empty (pebble does when there is no contact). The account is there: read it (POST-as-GET).
+    if (!hasAccountUrl(client)) throw error;
+    await client.updateAccount();
+  }
   return client;
+}
+
+function hasAccountUrl(client: acme.Client): boolean {
+  try {
+    return client.getAccountUrl() !== '';
+  } catch {
+    return false;
+  }
 }
 
 export async function newAccountKey(): Promise<string> {
