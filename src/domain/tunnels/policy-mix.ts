@@ -14,7 +14,6 @@ export type PolicyMix = 'same' | 'per-request' | 'per-connection';
 /** Keys are computed once per compiled policy: a pool compares them only when it changes. */
 const wholeKeys = new WeakMap<ConnectionPolicy, string>();
 const connectionKeys = new WeakMap<ConnectionPolicy, string>();
-let unique = 0;
 
 export function policyMix(policies: Iterable<ConnectionPolicy>): PolicyMix {
   let whole: string | undefined;
@@ -38,22 +37,17 @@ function keyOf(keys: WeakMap<ConnectionPolicy, string>, policy: ConnectionPolicy
   return key;
 }
 
-/** What the policy was compiled from; one compiled without a source (none in a pool) equals only itself. */
+/** The validated rules of each part (not their text: the same rules in YAML or JSON are one policy). */
 function wholeKeyOf(policy: ConnectionPolicy): string {
-  if (policy.source === undefined && policy.options !== undefined) return `#${++unique}`;
-  // the document's validated rules, not its text: the same rules in YAML or JSON are one policy
-  return JSON.stringify([keyOf(connectionKeys, policy, connectionKeyOf), policy.policy?.policy.phases ?? null, policy.source?.endpointOptions ?? null]);
+  return JSON.stringify([keyOf(connectionKeys, policy, connectionKeyOf), policy.options?.policy.phases ?? null, policy.policy?.policy.phases ?? null]);
 }
 
 /** What a connection meets before any request: the IP restriction, on_tcp_connect and the edge's TLS. */
 function connectionKeyOf(policy: ConnectionPolicy): string {
-  if (policy.source === undefined && (policy.ipRestriction !== undefined || policy.policy !== undefined || policy.edgeTls !== undefined)) return `#${++unique}`;
-  const restriction = policy.source?.ipRestriction;
-  const restricted = restriction && (restriction.allowCidrs.length > 0 || restriction.denyCidrs.length > 0) ? restriction : null;
-  return JSON.stringify([restricted, policy.policy?.policy.phases.on_tcp_connect ?? [], edgeTlsKey(policy)]);
-}
-
-function edgeTlsKey(policy: ConnectionPolicy): unknown {
   const edgeTls = policy.edgeTls;
-  return edgeTls === undefined ? null : [edgeTls.clientCas ?? null, edgeTls.certificate?.cert ?? null];
+  return JSON.stringify([
+    policy.ipRestriction?.policy.rules ?? [],
+    policy.policy?.policy.rules ?? [],
+    edgeTls === undefined ? null : [edgeTls.clientCas ?? null, edgeTls.certificate?.cert ?? null],
+  ]);
 }
