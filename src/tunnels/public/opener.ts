@@ -59,9 +59,10 @@ export class ProxyOpener {
   }
 
   /**
-   * The tunnel a connection to `pool` goes to, picked before its policy runs when the pool's
-   * tunnels run different ones (then that tunnel's policy runs, and its stream opens to it alone:
-   * `onlyTunnel`); undefined when they all run one, whose tunnel is picked at `open` as ever.
+   * The tunnel a connection (or an HTTP request) to `pool` goes to, picked before its policy runs
+   * when the pool's tunnels run different ones (then that tunnel's policy runs, and its stream
+   * opens to it alone: `onlyTunnel`); undefined when they all run one, whose tunnel is picked at
+   * `open` as ever.
    * Round-robin over the tunnels that could take a stream now (when none could, the next one,
    * whose policy then runs before its stream fails to open).
    */
@@ -71,7 +72,7 @@ export class ProxyOpener {
   }
 
   /** The next tunnel (round-robin) whose agent could take a stream now. */
-  pickUsable(choice: TunnelChoice): LiveTunnel | undefined {
+  private pickUsable(choice: TunnelChoice): LiveTunnel | undefined {
     const tries = choice.candidates.length;
     for (let i = 0; i < tries; i++) {
       const tunnel = choice.pick();
