@@ -1,46 +1,19 @@
 import type { SecureContext } from 'node:tls';
 import type { PolicyEndpoint } from '../domain/policy/index.js';
-import { publicUrl, type BindProto } from '../domain/tunnels/binds.js';
-import { NO_POLICY, type ConnectionPolicy } from '../domain/tunnels/connection-policy.js';
+import { publicUrl } from '../domain/tunnels/binds.js';
+import type { ConnectionPolicy } from '../domain/tunnels/connection-policy.js';
 import { labelNames } from '../domain/tunnels/moving-names.js';
 import { RouteWaits } from '../domain/tunnels/route-waits.js';
 import type { AgentConnection } from './protocol/index.js';
+import type { EndpointPool, LiveTunnel, TunnelChoice } from './endpoint-pool.js';
+
+export { EndpointPool, onlyTunnel, type LiveTunnel, type RemoteHolder, type TunnelChoice } from './endpoint-pool.js';
 
 /*
  * The routing table and the seams of the public path, named so that the path can be followed
  * from imports: a public connection is routed by `HostRoutes` (or a TLS edge's `EdgeResolver`) to
  * a `TunnelChoice`, whose tunnel's agent is reached through `AgentConnections`.
  */
-
-/** What the public side needs to reach one tunnel: its agent connection and how to proxy to it. */
-export interface LiveTunnel {
-  readonly id: string;
-  readonly sessionId: string;
-  readonly accountId: string;
-  /** Empty for a labeled tunnel. */
-  readonly proto: BindProto | '';
-  readonly url: string | null;
-  readonly labels: Readonly<Record<string, string>> | null;
-  /** PROXY protocol version the agent asked for (0 = none). */
-  readonly proxyProto: 0 | 1 | 2;
-  /** The bind's IPRestriction and traffic policy, compiled once; run on every connection. Replaced by PatchTunnelState. */
-  policy: ConnectionPolicy;
-  /** Set on a tunnel held by another instance: its connections are forwarded there (cluster/). */
-  readonly remote?: RemoteHolder;
-}
-
-/** The instance holding a tunnel of another instance, and where its link listens. */
-export interface RemoteHolder {
-  readonly instanceId: string;
-  readonly clusterAddr: string;
-}
-
-/** Tunnels to pick from, round-robin: an endpoint's pool, or an edge's backend. */
-export interface TunnelChoice {
-  pick(): LiveTunnel | undefined;
-  /** Every tunnel pick() may return. */
-  readonly candidates: readonly LiveTunnel[];
-}
 
 /** The agent connection of a session held here (agents/agent-sessions.ts): how a proxy stream reaches an agent. */
 export interface AgentConnections {
@@ -89,48 +62,6 @@ export interface HostRoutes {
   wildcard(host: string): EndpointPool | undefined;
   /** The name's own endpoint, else a wildcard one covering it. */
   poolFor(host: string): EndpointPool | undefined;
-}
-
-/** The tunnels serving one public URL; more than one only when every bind asked for pooling. */
-export class EndpointPool implements TunnelChoice {
-  /** This pool's own tunnels (this instance's, or one other instance's for a remote pool). */
-  readonly tunnels: LiveTunnel[] = [];
-  private next = 0;
-  /**
-   * The other instances' pool of the same pooled URL (CLUSTER.md §2), set by the registry on a
-   * local pool only: picks go round-robin over both, while this object stays the one routed to.
-   */
-  partner: EndpointPool | undefined;
-
-  constructor(
-    readonly url: string,
-    readonly endpointId: string,
-    readonly poolingEnabled: boolean,
-  ) {}
-
-  /** What decides who may connect: the bind that opened the pool (the oldest tunnel in it). */
-  get policy(): ConnectionPolicy {
-    return this.tunnels[0]?.policy ?? NO_POLICY;
-  }
-
-  /** This pool's tunnels, then its partner's; a new array only when there is a partner. */
-  get candidates(): readonly LiveTunnel[] {
-    return this.partner ? [...this.tunnels, ...this.partner.tunnels] : this.tunnels;
-  }
-
-  /** Round-robin over the pool's tunnels and its partner's; undefined when there is none. */
-  pick(): LiveTunnel | undefined {
-    const own = this.tunnels.length;
-    const total = own + (this.partner?.tunnels.length ?? 0);
-    if (total === 0) return undefined;
-    this.next = (this.next + 1) % total;
-    return this.next < own ? this.tunnels[this.next] : this.partner!.tunnels[this.next - own];
-  }
-
-  remove(tunnelId: string): void {
-    const index = this.tunnels.findIndex((tunnel) => tunnel.id === tunnelId);
-    if (index !== -1) this.tunnels.splice(index, 1);
-  }
 }
 
 /**

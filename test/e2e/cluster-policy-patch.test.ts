@@ -17,6 +17,8 @@ import { api, cleanupProcesses } from '../helpers/server-process.js';
  * and must be the tunnel's current one): an endpoint is held on A by a hand-driven agent (the JS
  * SDK has no way to patch a listener) whose tunnel opened the pool, and by an official SDK agent
  * pooled with it; requests go through B before and after the agent patches the traffic policy.
+ * Each request runs the policy of the tunnel it was balanced to (docs/DECISIONS.md "Pooled
+ * endpoints with different policies"): the raw agent's patched one, the SDK agent's none.
  *
  * PostgreSQL is its own (test/helpers/cluster-db.ts): it runs once per CI run, in the SQLite pass.
  */
@@ -63,25 +65,28 @@ describe('a patched traffic policy in a cluster', { skip, timeout: 120_000 }, ()
     }
   }
 
-  /** Four requests through `edgeHost` (both tunnels of the pool, round-robin): each one's status and x-policy as the agents saw it. */
+  /** Four requests through `edgeHost` (both tunnels of the pool, round-robin): each one's status, or which agent answered and the x-policy it saw; sorted. */
   async function answers(edgeHost: string, host = HOST): Promise<string[]> {
     const seen: string[] = [];
     for (let i = 0; i < 4; i++) {
       const answer = await get(edgeHost, ports.http, host);
-      seen.push(answer.status === 200 ? answer.body.replace(/^(raw|sdk) /, '') : String(answer.status));
+      seen.push(answer.status === 200 ? answer.body : String(answer.status));
     }
-    return seen;
+    return seen.sort();
   }
 
-  /** Polls B until every answer is `expected`; resolves with how long after `since` that was. */
-  async function throughBWithin(expected: string, since: number, host = HOST): Promise<number> {
+  /** What four requests see, two on each tunnel, sorted as `answers` are. */
+  const twice = (one: string, other: string) => [one, one, other, other].sort();
+
+  /** Polls B until the answers are `expected`; resolves with how long after `since` that was. */
+  async function throughBWithin(expected: string[], since: number, host = HOST): Promise<number> {
     let last: string[] = [];
     while (Date.now() - since < 3_000) {
       last = await answers(EDGE_B, host);
-      if (last.every((each) => each === expected)) return Date.now() - since;
+      if (JSON.stringify(last) === JSON.stringify(expected)) return Date.now() - since;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
-    assert.fail(`B still answers ${JSON.stringify(last)} 3 s after the patch, not ${expected}`);
+    assert.fail(`B still answers ${JSON.stringify(last)} 3 s after the patch, not ${JSON.stringify(expected)}`);
   }
 
   before(async () => {
@@ -100,7 +105,7 @@ describe('a patched traffic policy in a cluster', { skip, timeout: 120_000 }, ()
     await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
     closers.push(() => local.close());
     session = await new ngrok.SessionBuilder().authtoken(token).serverAddr(`127.0.0.1:${a.agentPort}`).caCert(a.ca).connect();
-    // pooled behind the raw agent's tunnel, which opened the pool: its (absent) policy is not the endpoint's
+    // pooled with the raw agent's tunnel, which opened the pool (the endpoint shows its policy); this one has none
     await session.httpEndpoint().domain(HOST).scheme('HTTP').poolingEnabled(true).listenAndForward(`http://127.0.0.1:${(local.address() as net.AddressInfo).port}`);
   });
 
@@ -112,28 +117,31 @@ describe('a patched traffic policy in a cluster', { skip, timeout: 120_000 }, ()
     await schema.drop();
   });
 
-  it('before any patch, A and B run the policy of the tunnel that opened the pool', async () => {
-    assert.deepEqual(await answers(EDGE_A), Array(4).fill('x-policy=v1'));
-    await eventually(async () => assert.deepEqual(await answers(EDGE_B), Array(4).fill('x-policy=v1')));
+  it('before any patch, A and B run the policy of the tunnel each request goes to', async () => {
+    const expected = twice('raw x-policy=v1', 'sdk x-policy=none');
+    assert.deepEqual(await answers(EDGE_A), expected);
+    await eventually(async () => assert.deepEqual(await answers(EDGE_B), expected));
   });
 
-  it('a patched policy runs on B within 1 s of the patch answer, for every tunnel of the pool', async () => {
+  it('a patched policy runs on B within 1 s of the patch answer, on its tunnel\'s requests', async () => {
     assert.deepEqual(await rpc(PATCH_TUNNEL_STATE, { TunnelId: rawTunnelId, TrafficPolicy: addHeader('v2') }), { Error: '' });
     const patched = Date.now();
-    assert.deepEqual(await answers(EDGE_A), Array(4).fill('x-policy=v2'));
-    const elapsed = await throughBWithin('x-policy=v2', patched);
+    const expected = twice('raw x-policy=v2', 'sdk x-policy=none');
+    assert.deepEqual(await answers(EDGE_A), expected);
+    const elapsed = await throughBWithin(expected, patched);
     assert.ok(elapsed < 1_000, `B ran the patched policy ${elapsed} ms after the patch answer`);
   });
 
-  it('a patch to a denying policy closes the endpoint on B too; "" removes the policy everywhere', async () => {
+  it('a patch to a denying policy denies its tunnel\'s requests on B too; "" removes the policy everywhere', async () => {
     assert.deepEqual(await rpc(PATCH_TUNNEL_STATE, { TunnelId: rawTunnelId, TrafficPolicy: DENY }), { Error: '' });
     const denied = Date.now();
-    assert.deepEqual(await answers(EDGE_A), Array(4).fill('451'));
-    assert.ok((await throughBWithin('451', denied)) < 1_000, 'B denies within 1 s');
+    const expected = twice('451', 'sdk x-policy=none');
+    assert.deepEqual(await answers(EDGE_A), expected);
+    assert.ok((await throughBWithin(expected, denied)) < 1_000, 'B denies within 1 s');
 
     assert.deepEqual(await rpc(PATCH_TUNNEL_STATE, { TunnelId: rawTunnelId, TrafficPolicy: '' }), { Error: '' });
     const removed = Date.now();
-    assert.ok((await throughBWithin('x-policy=none', removed)) < 1_000, 'B runs no policy within 1 s');
+    assert.ok((await throughBWithin(twice('raw x-policy=none', 'sdk x-policy=none'), removed)) < 1_000, 'B runs no policy within 1 s');
   });
 
   it('requests through B never fail while a patch is taken there', async () => {
@@ -147,14 +155,14 @@ describe('a patched traffic policy in a cluster', { skip, timeout: 120_000 }, ()
     })();
     for (const value of ['p1', 'p2', 'p3']) {
       assert.deepEqual(await rpc(PATCH_TUNNEL_STATE, { TunnelId: rawTunnelId, TrafficPolicy: addHeader(value) }), { Error: '' });
-      await throughBWithin(`x-policy=${value}`, Date.now());
+      await throughBWithin(twice(`raw x-policy=${value}`, 'sdk x-policy=none'), Date.now());
     }
     running = false;
     await load;
     assert.deepEqual(failures, []);
   });
 
-  it('a patch of a tunnel that did not open its pool reaches B too: it runs there once the first tunnel is gone', async () => {
+  it('a patch of a tunnel that did not open its pool runs at once on its requests, on B too, and alone once the first tunnel is gone', async () => {
     const host = 'second.burrow.localhost';
     const bind = async (value: string) => {
       const bound = await rpc(BIND, { Id: '', Proto: 'http', Opts: { Hostname: host, TrafficPolicy: addHeader(value) }, Extra: { PoolingEnabled: true } });
@@ -163,14 +171,16 @@ describe('a patched traffic policy in a cluster', { skip, timeout: 120_000 }, ()
     };
     const first = await bind('first');
     const second = await bind('second');
-    await eventually(async () => assert.deepEqual(await answers(EDGE_B, host), Array(4).fill('x-policy=first')));
+    await eventually(async () => assert.deepEqual(await answers(EDGE_B, host), twice('raw x-policy=first', 'raw x-policy=second')));
     assert.deepEqual(await rpc(PATCH_TUNNEL_STATE, { TunnelId: second, TrafficPolicy: addHeader('second-patched') }), { Error: '' });
-    assert.deepEqual(await answers(EDGE_A, host), Array(4).fill('x-policy=first'), 'the first tunnel\'s policy is still the endpoint\'s');
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const patched = Date.now();
+    const expected = twice('raw x-policy=first', 'raw x-policy=second-patched');
+    assert.deepEqual(await answers(EDGE_A, host), expected);
+    assert.ok((await throughBWithin(expected, patched, host)) < 1_000, 'B runs the patched policy of the newer tunnel within 1 s');
     assert.deepEqual(await rpc(UNBIND, { Id: first }), {});
     const unbound = Date.now();
-    assert.deepEqual(await answers(EDGE_A, host), Array(4).fill('x-policy=second-patched'));
-    assert.ok((await throughBWithin('x-policy=second-patched', unbound, host)) < 1_000, 'B runs the patched policy of the remaining tunnel within 1 s');
+    assert.deepEqual(await answers(EDGE_A, host), Array(4).fill('raw x-policy=second-patched'));
+    assert.ok((await throughBWithin(Array(4).fill('raw x-policy=second-patched'), unbound, host)) < 1_000, 'B runs the remaining tunnel\'s policy alone within 1 s');
   });
 
   it('a TCP endpoint keeps its port open on B while a patch is taken there', async () => {

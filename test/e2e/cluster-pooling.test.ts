@@ -72,9 +72,9 @@ describe('a pooled endpoint spread over two instances', { skip, timeout: 60_000 
     return session;
   }
 
-  function get(edgeHost: string): Promise<string> {
+  function get(edgeHost: string, host = HOST): Promise<string> {
     return new Promise((resolve) => {
-      const req = http.request({ host: edgeHost, port: httpPort, path: '/', headers: { host: HOST }, agent: false, timeout: 5_000 }, (res) => {
+      const req = http.request({ host: edgeHost, port: httpPort, path: '/', headers: { host }, agent: false, timeout: 5_000 }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.once('end', () => resolve(res.statusCode === 200 ? Buffer.concat(chunks).toString() : `status ${res.statusCode}`));
@@ -156,6 +156,29 @@ describe('a pooled endpoint spread over two instances', { skip, timeout: 60_000 
       );
       assert.equal(ngrokCode(error).code, 'ERR_NGROK_320', `on ${instance === a ? 'A' : 'B'}`);
     }
+  });
+
+  it('tunnels with different policies on A and on B: each request runs the policy of the tunnel it goes to, through either instance', async () => {
+    const host = 'policies.burrow.localhost';
+    const respond = (body: string) => JSON.stringify({ on_http_request: [{ actions: [{ type: 'custom-response', config: { status_code: 200, body } }] }] });
+    const bind = (session: ngrok.Session, body: string) => session.httpEndpoint().domain(host).scheme('HTTP').poolingEnabled(true).trafficPolicy(respond(body)).listen(false);
+    const onA = await bind(sessionA, 'policy A');
+    closers.push(() => onA.close().catch(() => {}));
+    const onB = await bind(sessionB, 'policy B');
+    closers.push(() => onB.close().catch(() => {}));
+    for (const edge of [EDGE_A, EDGE_B]) {
+      let seen: string[] = [];
+      const deadline = Date.now() + 5_000;
+      do {
+        seen = [];
+        for (let i = 0; i < 4; i++) seen.push(await get(edge, host));
+      } while (new Set(seen).size < 2 && Date.now() < deadline);
+      assert.deepEqual([...seen].sort(), ['policy A', 'policy A', 'policy B', 'policy B'], `through ${edge}: ${seen.join(', ')}`);
+      for (let i = 1; i < seen.length; i++) assert.notEqual(seen[i], seen[i - 1], `round-robin over both instances' tunnels, through ${edge}: ${seen.join(', ')}`);
+    }
+    // one endpoint is listed, with the policy of the bind that opened it
+    const endpoints = (await api(b, 'GET', '/endpoints')).body.endpoints as { public_url: string; traffic_policy: string }[];
+    assert.deepEqual(endpoints.filter((each) => each.public_url === `http://${host}:${httpPort}`).map((each) => each.traffic_policy), [respond('policy A')]);
   });
 
   it('the last agent leaves: the endpoint row and the claim go (another account may bind the name)', async () => {

@@ -35,7 +35,7 @@ before(async () => {
   server = await startDataPlane();
   burrowCa = readFileSync(server.caPath, 'utf8');
   session = await connectAgent(server, await createToken(server));
-  ({ clientCaPem, trusted, stranger, agentCaPem: serverCaPem, agentLeaf } = await makeEdgeTlsCertificates(['own-cert.example.com', 'both.example.com']));
+  ({ clientCaPem, trusted, stranger, agentCaPem: serverCaPem, agentLeaf } = await makeEdgeTlsCertificates(['own-cert.example.com', 'both.example.com', 'pooled-tls.example.com']));
   plain = await startPlainService();
   closers.push(() => plain.close());
   web = await startHelloService(seen);
@@ -102,6 +102,22 @@ test('tls with .mutualTlsca() and .termination(): only a client the CA issued ge
   await assert.rejects(tlsExchange(server.tlsPort, host, 'stranger', { ca: serverCaPem, cert: stranger.certPem, key: stranger.keyPem }));
   assert.equal(plain.firstBytes.length, reached, 'a refused client reached the service');
   assert.equal((await tlsExchange(server.tlsPort, host, 'trusted', { ca: serverCaPem, cert: trusted.certPem, key: trusted.keyPem })).echoed, 'trusted');
+});
+
+test('a pooled tls endpoint whose tunnels ask different edge TLS: each connection picks its tunnel first, then meets that tunnel’s TLS', { timeout: 60_000 }, async () => {
+  const host = 'pooled-tls.example.com';
+  const cert = Buffer.from(agentLeaf.certPem);
+  const key = Buffer.from(agentLeaf.keyPem);
+  keep(await session.tlsEndpoint().domain(host).poolingEnabled(true).termination(cert, key).listenAndForward(`tcp://127.0.0.1:${plain.port}`));
+  keep(await session.tlsEndpoint().domain(host).poolingEnabled(true).mutualTlsca(Buffer.from(clientCaPem)).termination(cert, key).listenAndForward(`tcp://127.0.0.1:${plain.port}`));
+  // without a client certificate: through on one tunnel, refused by the other's MutualTLSAtEdge
+  const outcomes: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    outcomes.push(await tlsExchange(server.tlsPort, host, 'x', { ca: serverCaPem }).then(({ echoed }) => (echoed === 'x' ? 'through' : 'odd'), () => 'refused'));
+  }
+  assert.deepEqual([...outcomes].sort(), ['refused', 'refused', 'refused', 'through', 'through', 'through'], outcomes.join(' '));
+  for (let i = 1; i < outcomes.length; i++) assert.notEqual(outcomes[i], outcomes[i - 1], `round-robin over the two tunnels: ${outcomes.join(' ')}`);
+  for (let i = 0; i < 4; i++) assert.equal((await tlsExchange(server.tlsPort, host, 'trusted', { ca: serverCaPem, cert: trusted.certPem, key: trusted.keyPem })).echoed, 'trusted');
 });
 
 test('tls with .mutualTlsca() alone: burrow terminates with its own certificate and checks the client', { timeout: 60_000 }, async () => {

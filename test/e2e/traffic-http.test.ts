@@ -303,6 +303,75 @@ test('pooling: two sessions binding one hostname both receive connections', { ti
   }
 });
 
+for (const scheme of ['http', 'https'] as const) {
+  test(`pooling, ${scheme}: each request picks its tunnel, then runs that tunnel’s policy (its request and response phases)`, { timeout: 30_000 }, async () => {
+    const respond = (body: string) => JSON.stringify({ on_http_request: [{ actions: [{ type: 'custom-response', config: { status_code: 200, body } }] }] });
+    const mark = (name: string) => JSON.stringify({ on_http_response: [{ actions: [{ type: 'add-headers', config: { headers: { 'x-policy': name } } }] }] });
+    const named = (name: string) =>
+      new Promise<http.Server>((resolve) => {
+        const s = http.createServer((_req, res) => res.end(name));
+        s.listen(0, '127.0.0.1', () => resolve(s));
+      });
+    const [a, b] = await Promise.all([named('a'), named('b')]);
+    const url = (s: http.Server) => `http://127.0.0.1:${(s.address() as net.AddressInfo).port}`;
+    const other = await connectAgent(server, token);
+    const listeners: ngrok.Listener[] = [];
+    const keepAlive = scheme === 'http' ? new http.Agent({ keepAlive: true, maxSockets: 1 }) : new https.Agent({ keepAlive: true, maxSockets: 1, ca: burrowCa });
+    const alternate = (bodies: string[]) => {
+      for (let i = 1; i < bodies.length; i++) assert.notEqual(bodies[i], bodies[i - 1], `round-robin over the two tunnels: ${bodies.join(' ')}`);
+    };
+    try {
+      // two policies answering at the edge: fresh connections, then one kept-alive connection, see both
+      const answered = `answers-${scheme}.burrow.localhost`;
+      listeners.push(await bind(scheme, answered, url(a), (builder) => builder.poolingEnabled(true).trafficPolicy(respond('A'))));
+      listeners.push(await bind(scheme, answered, url(b), (builder) => builder.poolingEnabled(true).trafficPolicy(respond('B')), other));
+      const fresh: string[] = [];
+      for (let i = 0; i < 4; i++) fresh.push((await request(scheme, answered, '/')).body.toString());
+      assert.deepEqual([...new Set(fresh)].sort(), ['A', 'B']);
+      alternate(fresh);
+      const kept: Answer[] = [];
+      for (let i = 0; i < 4; i++) kept.push(await request(scheme, answered, '/', { agent: keepAlive }));
+      assert.deepEqual(kept.map((answer) => answer.reused), [false, true, true, true], 'one connection');
+      assert.deepEqual([...new Set(kept.map((answer) => answer.body.toString()))].sort(), ['A', 'B']);
+      alternate(kept.map((answer) => answer.body.toString()));
+
+      // requests forwarded: each goes to the tunnel whose policy ran, and its response phase marks the answer
+      const forwarded = `marks-${scheme}.burrow.localhost`;
+      listeners.push(await bind(scheme, forwarded, url(a), (builder) => builder.poolingEnabled(true).trafficPolicy(mark('A'))));
+      listeners.push(await bind(scheme, forwarded, url(b), (builder) => builder.poolingEnabled(true).trafficPolicy(mark('B')), other));
+      const marked: Answer[] = [];
+      for (let i = 0; i < 4; i++) marked.push(await request(scheme, forwarded, '/', { agent: keepAlive }));
+      for (const answer of marked) assert.equal(answer.headers['x-policy'], answer.body.toString().toUpperCase(), 'the answering tunnel’s own policy');
+      assert.deepEqual([...new Set(marked.map((answer) => answer.body.toString()))].sort(), ['a', 'b']);
+
+      // on_tcp_connect differs: each connection keeps the tunnel picked first, for all its requests
+      const pinned = `pinned-${scheme}.burrow.localhost`;
+      const loopbackOnly = (body: string) => JSON.stringify({ ...JSON.parse(respond(body)), on_tcp_connect: [{ actions: [{ type: 'restrict-ips', config: { allow: ['127.0.0.0/8'] } }] }] });
+      listeners.push(await bind(scheme, pinned, url(a), (builder) => builder.poolingEnabled(true).trafficPolicy(loopbackOnly('A'))));
+      listeners.push(await bind(scheme, pinned, url(b), (builder) => builder.poolingEnabled(true).trafficPolicy(respond('B')), other));
+      const perConnection: string[] = [];
+      for (let i = 0; i < 4; i++) perConnection.push((await request(scheme, pinned, '/')).body.toString());
+      assert.deepEqual([...new Set(perConnection)].sort(), ['A', 'B']);
+      alternate(perConnection);
+      const sticky = scheme === 'http' ? new http.Agent({ keepAlive: true, maxSockets: 1 }) : new https.Agent({ keepAlive: true, maxSockets: 1, ca: burrowCa });
+      try {
+        const onOne: Answer[] = [];
+        for (let i = 0; i < 4; i++) onOne.push(await request(scheme, pinned, '/', { agent: sticky }));
+        assert.deepEqual(onOne.map((answer) => answer.reused), [false, true, true, true], 'one connection');
+        assert.equal(new Set(onOne.map((answer) => answer.body.toString())).size, 1, 'one tunnel per connection');
+      } finally {
+        sticky.destroy();
+      }
+    } finally {
+      keepAlive.destroy();
+      for (const listener of listeners) await listener.close().catch(() => {});
+      await other.close();
+      a.close();
+      b.close();
+    }
+  });
+}
+
 test('one log line per public connection, with its requests and bytes', { timeout: 30_000 }, async () => {
   await new Promise((resolve) => setTimeout(resolve, 200));
   const lines = server.logs().filter((entry) => entry.event === 'public_connection' && entry.verdict === 'allowed');

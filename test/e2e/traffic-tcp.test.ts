@@ -292,6 +292,36 @@ test('a port in use by another program is refused at bind; a closed tunnel close
   await assert.rejects(connect(tunnel.port, tunnel.host), /ECONNREFUSED/);
 });
 
+test('a pool whose tunnels run different policies: each connection picks its tunnel, then runs that tunnel’s policy', { timeout: 30_000 }, async () => {
+  const port = await localServer((socket) => socket.pipe(socket));
+  const denyLoopback = JSON.stringify({ on_tcp_connect: [{ actions: [{ type: 'restrict-ips', config: { deny: ['127.0.0.0/8'] } }] }] });
+  const open = await tcpTunnel(port, (builder) => builder.poolingEnabled(true));
+  const other = await connectAgent(server, token);
+  closers.push(() => other.close().catch(() => {}));
+  const denying = await other.tcpEndpoint().remoteAddr(`${open.host}:${open.port}`).poolingEnabled(true).trafficPolicy(denyLoopback).listenAndForward(`tcp://127.0.0.1:${port}`);
+  closers.push(() => denying.close().catch(() => {}));
+  // echoed, or closed before any byte came back (the denying tunnel's policy)
+  const attempt = async (): Promise<'echoed' | 'refused'> => {
+    const socket = await connect(open.port, open.host);
+    return new Promise((resolve) => {
+      socket.once('data', () => {
+        socket.destroy();
+        resolve('echoed');
+      });
+      socket.once('close', () => resolve('refused'));
+      socket.on('error', () => {});
+      socket.write('ping');
+    });
+  };
+  const outcomes: string[] = [];
+  for (let i = 0; i < 6; i++) outcomes.push(await attempt());
+  assert.deepEqual([...outcomes].sort(), ['echoed', 'echoed', 'echoed', 'refused', 'refused', 'refused'], outcomes.join(' '));
+  for (let i = 1; i < outcomes.length; i++) assert.notEqual(outcomes[i], outcomes[i - 1], `round-robin over the two tunnels: ${outcomes.join(' ')}`);
+  const denied = () => server.logs().filter((entry) => entry.event === 'public_connection' && entry.proto === 'tcp' && entry.verdict === 'denied' && entry.denied_by !== undefined);
+  for (let i = 0; i < 100 && denied().length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(denied().length, 3, 'the refusals are the policy’s');
+});
+
 describe('graceful shutdown of the data plane', () => {
   function echoOnce(socket: net.Socket, text: string): Promise<string> {
     return new Promise((resolve, reject) => {

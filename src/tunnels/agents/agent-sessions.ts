@@ -282,7 +282,7 @@ export class AgentSessions implements AgentConnections {
           policy: plan.policy,
           target: placement.bound,
         };
-        pool.tunnels.push(tunnel);
+        pool.add(tunnel);
         live.tunnels.set(tunnel.id, tunnel);
         this.registry.routesChanged();
       },
@@ -311,8 +311,8 @@ export class AgentSessions implements AgentConnections {
 
   /**
    * PatchTunnelState (newest GO agents' `Update`): a new traffic policy applies to the tunnel's
-   * next connections (and shows on its endpoint when the tunnel is the one whose policy the
-   * endpoint runs); new metadata shows on the tunnel. Checked as a bind's policy is; a refused
+   * next connections and requests (and shows on its endpoint when the tunnel is its pool's
+   * oldest); new metadata shows on the tunnel. Checked as a bind's policy is; a refused
    * patch changes nothing.
    */
   private async patchTunnel(live: LiveSession, req: PatchTunnelStateRequest): Promise<void> {
@@ -327,7 +327,8 @@ export class AgentSessions implements AgentConnections {
     if (plan.metadata !== undefined) await this.repository.updateTunnelMetadata(tunnel.id, plan.metadata);
     if (plan.policy !== undefined) {
       // set before the write: the write wakes other instances, which then ask for the tunnel's policy
-      tunnel.policy = plan.policy;
+      if (pool) pool.setPolicy(tunnel, plan.policy);
+      else tunnel.policy = plan.policy;
       // any tunnel of the pool (the endpoint shows the first's policy): its new updated_at makes other instances describe the pool again
       if (pool) await this.repository.updateEndpointPolicy(pool.endpointId, pool.policy.source?.trafficPolicy ?? '', new Date().toISOString());
     }

@@ -61,19 +61,17 @@ export class RemoteTunnels {
       const port = tcpPortOf(tunnel.url);
       if (port !== undefined) this.registry.tcpPorts.open(port).catch((error: Error) => this.logger.warn({ port, error: error.message }, 'cluster: cannot listen on the port of a TCP endpoint held by another instance'));
     }
-    pool.tunnels.push(tunnel);
+    pool.add(tunnel);
   }
 
-  /** A described again tunnel of the same URL takes the old one's place: its pool's order (whose policy runs) and a TCP port stay. */
+  /** A described again tunnel of the same URL takes the old one's place: its pool's order (its turn, and whose policy the endpoint shows) and a TCP port stay. */
   private replace(tunnel: LiveTunnel): boolean {
     const old = this.held.get(tunnel.id);
     if (!old || old.url !== tunnel.url) return false;
     if (tunnel.url === null) this.registry.addLabeled(tunnel);
     else {
-      const tunnels = this.registry.remotePool(tunnel.url)?.tunnels;
-      const index = tunnels?.indexOf(old) ?? -1;
-      if (!tunnels || index === -1) return false;
-      tunnels[index] = tunnel;
+      const pool = this.registry.remotePool(tunnel.url);
+      if (!pool?.replace(old, tunnel)) return false;
     }
     this.held.set(tunnel.id, tunnel);
     return true;

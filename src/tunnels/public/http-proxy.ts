@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { finished } from 'node:stream';
-import type { EndpointPool, HostRoutes } from '../registry.js';
+import { onlyTunnel, type EndpointPool, type HostRoutes, type LiveTunnel, type TunnelChoice } from '../registry.js';
 import type { ConnectionSink, PublicConnection } from './connections.js';
 import { answerClientError } from './client-errors.js';
 import { KINDS, type OpenedStream, type ProxyOpener } from './opener.js';
@@ -15,7 +15,7 @@ import { relayUpgrade } from './upgrade.js';
 import { MAX_PIPELINED, UpstreamChannel, type ChannelHooks } from './upstream.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
 import { ACME_HTTP_PATH, answerHttpChallenge, type AcmeChallenges } from './acme-challenges.js';
-import { httpProgram } from '../../domain/tunnels/connection-policy.js';
+import { httpProgram, type ConnectionPolicy } from '../../domain/tunnels/connection-policy.js';
 import { answerBytes, hasHttpPhases, readBody, readsBody, withoutFraming, writeAnswer, type HttpPolicy, type RequestOutcome } from './http-policy.js';
 import { WEBHOOK_MAX_BODY_BYTES, type PolicyProgram } from '../../domain/policy/index.js';
 import { captureExchange, type InspectionSink } from './capture.js';
@@ -61,8 +61,10 @@ interface ConnState {
   /** What the HTTP server reads and writes: the socket, or the TLS socket of an https connection. */
   readonly client: Duplex;
   readonly channels: Map<string, UpstreamChannel>;
-  /** Endpoints (by URL) whose policy admitted this connection: each is evaluated once per connection. */
+  /** Endpoints (by URL; `URL tunnel-id` for a pinned tunnel's) whose policy admitted this connection: each is evaluated once per connection. */
   readonly admitted: Set<string>;
+  /** The tunnel this connection keeps, per endpoint URL whose tunnels' connection-level policies differ. */
+  readonly pinned: Map<string, LiveTunnel>;
   /** The latest request's answer (Node's `_httpMessage`, kept here), or `relayed` once a last request's answer is being relayed as bytes. */
   answer: http.ServerResponse | 'relayed' | undefined;
   /** Set once a request waited for its body (verify-webhook): later requests queue behind it, in order. */
@@ -97,8 +99,12 @@ export class HttpProxy {
   }
 
   /** Serves a connection whose record is already made (a TLS connection terminated by the TLS port). */
-  adopt(socket: Duplex, conn: PublicConnection, admittedUrl?: string): void {
-    const state: ConnState = { conn, client: socket, channels: new Map(), admitted: new Set(admittedUrl === undefined ? [] : [admittedUrl]), answer: undefined };
+  adopt(socket: Duplex, conn: PublicConnection, admitted?: AdmittedEndpoint): void {
+    const state: ConnState = { conn, client: socket, channels: new Map(), admitted: new Set(), pinned: new Map(), answer: undefined };
+    if (admitted?.pinned) {
+      state.pinned.set(admitted.url, admitted.pinned);
+      state.admitted.add(pinnedKey(admitted.url, admitted.pinned));
+    } else if (admitted) state.admitted.add(admitted.url);
     this.states.set(socket, state);
     socket.once('close', () => {
       for (const channel of state.channels.values()) channel.destroy();
@@ -160,12 +166,13 @@ export class HttpProxy {
       return;
     }
     state.conn.endpointId = pool.endpointId;
-    if (!this.admit(state, pool)) {
+    const tunnel = this.tunnelFor(state, pool);
+    if (tunnel === false) {
       closeAfter(previous, req.socket);
       return;
     }
     const observeBody = this.capture(state, pool, req, res, actions);
-    const program = httpProgram(pool.policy);
+    const program = httpProgram(tunnel?.policy ?? pool.policy);
     const policed = hasHttpPhases(program);
     // the login paths of an endpoint with a login action are burrow's, never the agent's (IDENTITY.md §1)
     if (policed && this.options.logins && EdgeLogins.isLoginPath(req.url)) {
@@ -179,38 +186,38 @@ export class HttpProxy {
     // Only when no earlier pipelined answer is still owed: bytes written now would overtake it.
     // A captured request keeps the parsing path too (its answer is read to be recorded).
     if (!policed && observeBody === undefined && !res.shouldKeepAlive && req.headers['transfer-encoding'] === undefined && answered(previous)) {
-      this.relayLast(state, pool, req, res, host!);
+      this.relayLast(state, pool, tunnel, req, res, host!);
       return;
     }
     if (policed && readsBody(program) && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined)) {
       return readBody(req, WEBHOOK_MAX_BODY_BYTES).then(
         (body) => {
-          if (body !== undefined) return this.forward(state, pool, req, res, host!, program, body, actions, observeBody);
+          if (body !== undefined) return this.forward(state, pool, tunnel, req, res, host!, program, body, actions, observeBody);
           state.conn.outcome = 'body_too_large';
           answerAndClose(res, 413, `The request body is over ${WEBHOOK_MAX_BODY_BYTES} bytes, the most this endpoint reads to verify a webhook or find a token.\n`);
         },
         () => void res.destroy(),
       );
     }
-    this.forward(state, pool, req, res, host!, policed ? program : undefined, undefined, actions, observeBody);
+    this.forward(state, pool, tunnel, req, res, host!, policed ? program : undefined, undefined, actions, observeBody);
     return undefined;
   }
 
   /** The request to the agent (after the request phase, when the endpoint has one); `body` when it was read whole. */
-  private forward(state: ConnState, pool: EndpointPool, req: http.IncomingMessage, res: http.ServerResponse, host: string, program: PolicyProgram | undefined, body: Buffer | undefined, actions: string[], observeBody: ((chunk: Buffer) => void) | undefined): void {
+  private forward(state: ConnState, pool: EndpointPool, tunnel: LiveTunnel | undefined, req: http.IncomingMessage, res: http.ServerResponse, host: string, program: PolicyProgram | undefined, body: Buffer | undefined, actions: string[], observeBody: ((chunk: Buffer) => void) | undefined): void {
     const chunked = body === undefined && req.headers['transfer-encoding'] !== undefined;
     let headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', false);
     // A body read whole goes with its length, however the client framed it.
     if (body !== undefined) headers = [...withoutFraming(headers), 'Content-Length', String(body.length)];
-    if (!program) return this.send(state, pool, req, res, host, { kind: 'forward', headers, target: req.url!, respond: undefined }, chunked, body, observeBody);
+    if (!program) return this.send(state, pool, tunnel, req, res, host, { kind: 'forward', headers, target: req.url!, respond: undefined }, chunked, body, observeBody);
     const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers, body, actions);
-    if (!(outcome instanceof Promise)) return this.send(state, pool, req, res, host, outcome, chunked, body, observeBody);
+    if (!(outcome instanceof Promise)) return this.send(state, pool, tunnel, req, res, host, outcome, chunked, body, observeBody);
     // A jwt-validation waits for its keys (a few seconds at most); the client may have left meanwhile.
-    outcome.then((settled) => void (res.destroyed ? undefined : this.send(state, pool, req, res, host, settled, chunked, body, observeBody)), () => void res.destroy());
+    outcome.then((settled) => void (res.destroyed ? undefined : this.send(state, pool, tunnel, req, res, host, settled, chunked, body, observeBody)), () => void res.destroy());
   }
 
   /** The request as the policy left it to the agent, or the answer the policy made. */
-  private send(state: ConnState, pool: EndpointPool, req: http.IncomingMessage, res: http.ServerResponse, host: string, outcome: RequestOutcome, chunked: boolean, body: Buffer | undefined, observeBody: ((chunk: Buffer) => void) | undefined): void {
+  private send(state: ConnState, pool: EndpointPool, tunnel: LiveTunnel | undefined, req: http.IncomingMessage, res: http.ServerResponse, host: string, outcome: RequestOutcome, chunked: boolean, body: Buffer | undefined, observeBody: ((chunk: Buffer) => void) | undefined): void {
     if (outcome.kind === 'answer') return void writeAnswer(res, outcome.answer);
     if (outcome.kind === 'login') return this.startLogin(req, res, outcome);
     const { headers, target, respond } = outcome;
@@ -219,7 +226,7 @@ export class HttpProxy {
     // a body read whole (verify-webhook) is not streamed: the inspector gets it here
     if (body !== undefined) observeBody?.(body);
     const exchange = { req, res, head: requestHead(req, headers, '1.1', target), chunked, host, observeBody, ...(respond ? { respond } : {}), ...(body ? { body } : {}) };
-    if (!this.channelFor(state, pool).send(exchange)) {
+    if (!this.channelFor(state, pool, tunnel).send(exchange)) {
       // after the answers owed (Node writes them in order); Node's server stops reading once the
       // queued 503s pass the socket's buffer, so what a client pipelines beyond stays bounded
       state.conn.outcome = 'too_many_pipelined';
@@ -256,8 +263,8 @@ export class HttpProxy {
    * that as the client leaving), and everything the agent sends back until its FIN is the answer.
    * Nothing back before the FIN or a reset: 502, as on the parsing path.
    */
-  private relayLast(state: ConnState, pool: EndpointPool, req: http.IncomingMessage, res: http.ServerResponse, host: string): void {
-    const stream = openStreamTo(this.options, state, pool);
+  private relayLast(state: ConnState, pool: EndpointPool, tunnel: LiveTunnel | undefined, req: http.IncomingMessage, res: http.ServerResponse, host: string): void {
+    const stream = openStreamTo(this.options, state, tunnel ? onlyTunnel(tunnel) : pool);
     if (!stream) {
       badGateway(res, host);
       return;
@@ -311,26 +318,28 @@ export class HttpProxy {
       return;
     }
     state.conn.endpointId = pool.endpointId;
-    if (!this.admit(state, pool)) {
+    const tunnel = this.tunnelFor(state, pool);
+    if (tunnel === false) {
       socket.destroy();
       return;
     }
+    const choice = tunnel ? onlyTunnel(tunnel) : pool;
     const headers = requestHeaders(req, this.options.scheme, state.conn.socket.remoteAddress ?? '', true);
-    const program = httpProgram(pool.policy);
+    const program = httpProgram(tunnel?.policy ?? pool.policy);
     // The request phase runs on an upgrade's request too (a deny must hold for WebSockets); the
     // answer's bytes are relayed, so the response phase does not see a 101 (docs/DECISIONS.md).
-    if (!hasHttpPhases(program)) return this.upgradeTo(state, pool, req, socket, head, host!, { kind: 'forward', headers, target: req.url!, respond: undefined });
+    if (!hasHttpPhases(program)) return this.upgradeTo(state, choice, req, socket, head, host!, { kind: 'forward', headers, target: req.url!, respond: undefined });
     const outcome = this.options.httpPolicy.request(state.conn, pool, program, req, this.options.scheme, headers, undefined, []);
-    if (!(outcome instanceof Promise)) return this.upgradeTo(state, pool, req, socket, head, host!, outcome);
-    outcome.then((settled) => void (socket.destroyed ? undefined : this.upgradeTo(state, pool, req, socket, head, host!, settled)), () => void socket.destroy());
+    if (!(outcome instanceof Promise)) return this.upgradeTo(state, choice, req, socket, head, host!, outcome);
+    outcome.then((settled) => void (socket.destroyed ? undefined : this.upgradeTo(state, choice, req, socket, head, host!, settled)), () => void socket.destroy());
   }
 
-  private upgradeTo(state: ConnState, pool: EndpointPool, req: http.IncomingMessage, socket: Duplex, head: Buffer, host: string, outcome: RequestOutcome): void {
+  private upgradeTo(state: ConnState, choice: TunnelChoice, req: http.IncomingMessage, socket: Duplex, head: Buffer, host: string, outcome: RequestOutcome): void {
     if (outcome.kind === 'answer') return void socket.end(answerBytes(outcome.answer));
     // an upgrade cannot follow the login's redirects itself: it is sent to the login page
     if (outcome.kind === 'login') return void socket.end(answerBytes(outcome.fallback));
     const { headers, target } = outcome;
-    const stream = openStreamTo(this.options, state, pool);
+    const stream = openStreamTo(this.options, state, choice);
     if (!stream) {
       socket.end(rawAnswer(502, 'Bad Gateway', badGatewayText(host), {}));
       return;
@@ -341,29 +350,52 @@ export class HttpProxy {
   }
 
   /**
-   * The endpoint's policy, once per connection: on the HTTP port the endpoint is known only from
-   * the first request's Host, so that is when it runs (HTTPS connections ran it at the TLS port).
+   * The tunnel a request goes to, picked before its policy runs when the pool's tunnels run
+   * different ones (docs/DECISIONS.md "Pooled endpoints with different policies"): per request
+   * when only their HTTP phases differ, else once per connection, which keeps it. Undefined: they
+   * all run one, the tunnel is picked when a stream opens, as ever. False: the connection-level
+   * policy refused the connection.
    */
-  private admit(state: ConnState, pool: EndpointPool): boolean {
-    if (state.admitted.has(pool.url)) return true;
-    if (!this.options.gate.admit(state.conn, pool.policy, endpointOfPool(pool))) return false;
-    state.admitted.add(pool.url);
+  private tunnelFor(state: ConnState, pool: EndpointPool): LiveTunnel | undefined | false {
+    const mix = pool.mix;
+    if (mix === 'same') return this.admit(state, pool.url, pool.policy, pool) ? undefined : false;
+    // the tunnels' connection-level policies are alike: the pool's (its oldest tunnel's) stands for them
+    if (mix === 'per-request') return this.admit(state, pool.url, pool.policy, pool) ? this.options.opener.pickFirst(pool) : false;
+    let tunnel = state.pinned.get(pool.url);
+    // a pinned tunnel gone from the pool: the connection moves to another, whose policy then runs
+    if (tunnel === undefined || !pool.serves(tunnel)) {
+      tunnel = this.options.opener.pickFirst(pool);
+      if (tunnel === undefined) return this.admit(state, pool.url, pool.policy, pool) ? undefined : false;
+      state.pinned.set(pool.url, tunnel);
+    }
+    return this.admit(state, pinnedKey(pool.url, tunnel), tunnel.policy, pool) ? tunnel : false;
+  }
+
+  /**
+   * A connection-level policy, once per connection: on the HTTP port the endpoint is known only
+   * from the first request's Host, so that is when it runs (HTTPS connections ran it at the TLS port).
+   */
+  private admit(state: ConnState, key: string, policy: ConnectionPolicy, pool: EndpointPool): boolean {
+    if (state.admitted.has(key)) return true;
+    if (!this.options.gate.admit(state.conn, policy, endpointOfPool(pool))) return false;
+    state.admitted.add(key);
     return true;
   }
 
-  /** The kept-alive requests of one public connection towards one endpoint's pool. */
-  private channelFor(state: ConnState, pool: EndpointPool): UpstreamChannel {
-    let channel = state.channels.get(pool.url);
+  /** The kept-alive requests of one public connection towards one endpoint's pool (or one tunnel of it, picked first). */
+  private channelFor(state: ConnState, pool: EndpointPool, tunnel: LiveTunnel | undefined): UpstreamChannel {
+    const key = tunnel ? pinnedKey(pool.url, tunnel) : pool.url;
+    let channel = state.channels.get(key);
     if (channel && !channel.destroyed) return channel;
-    channel = new UpstreamChannel(new PoolChannelHooks(this.options, state, pool));
-    state.channels.set(pool.url, channel);
+    channel = new UpstreamChannel(new PoolChannelHooks(this.options, state, tunnel ? onlyTunnel(tunnel) : pool));
+    state.channels.set(key, channel);
     return channel;
   }
 }
 
-/** A proxy stream to one of the pool's tunnels, recorded on the connection; undefined when none can take it. */
-function openStreamTo(options: HttpProxyOptions, state: ConnState, pool: EndpointPool): OpenedStream['stream'] | undefined {
-  const opened = options.opener.open(pool, KINDS[options.scheme], state.conn.socket);
+/** A proxy stream to one of the choice's tunnels, recorded on the connection; undefined when none can take it. */
+function openStreamTo(options: HttpProxyOptions, state: ConnState, choice: TunnelChoice): OpenedStream['stream'] | undefined {
+  const opened = options.opener.open(choice, KINDS[options.scheme], state.conn.socket);
   if (!opened) {
     state.conn.outcome ??= 'no_tunnel';
     return undefined;
@@ -373,7 +405,7 @@ function openStreamTo(options: HttpProxyOptions, state: ConnState, pool: Endpoin
   return opened.stream;
 }
 
-/** What the kept-alive requests of one public connection towards one pool do at each turn (upstream.ts). */
+/** What the kept-alive requests of one public connection towards one pool (or tunnel) do at each turn (upstream.ts). */
 class PoolChannelHooks implements ChannelHooks {
   readonly badGateway = badGateway;
   readonly information = forwardInformation;
@@ -382,11 +414,11 @@ class PoolChannelHooks implements ChannelHooks {
   constructor(
     private readonly options: HttpProxyOptions,
     private readonly state: ConnState,
-    private readonly pool: EndpointPool,
+    private readonly choice: TunnelChoice,
   ) {}
 
   openStream(): Duplex | undefined {
-    const stream = openStreamTo(this.options, this.state, this.pool);
+    const stream = openStreamTo(this.options, this.state, this.choice);
     if (stream) stream.on('error', () => {});
     return stream;
   }
@@ -399,6 +431,16 @@ class PoolChannelHooks implements ChannelHooks {
     const answer = this.state.answer;
     if (answer === undefined || (answer !== 'relayed' && answer.writableFinished)) this.state.client.destroy();
   }
+}
+
+/** An endpoint the TLS port admitted the connection to, and the tunnel it keeps there (when one is picked first). */
+export interface AdmittedEndpoint {
+  readonly url: string;
+  readonly pinned: LiveTunnel | undefined;
+}
+
+function pinnedKey(url: string, tunnel: LiveTunnel): string {
+  return `${url} ${tunnel.id}`;
 }
 
 /**

@@ -4,7 +4,7 @@ import type net from 'node:net';
 import { createServer, type Server } from 'node:net';
 import { publicUrl, type EdgeSettings } from '../../domain/tunnels/binds.js';
 import type { Logger } from '../../observability/logger.js';
-import { SchemeRoutes, type AgentConnections, type EdgeResolver, type TunnelRegistry } from '../registry.js';
+import { SchemeRoutes, onlyTunnel, type AgentConnections, type EdgeResolver, type TunnelRegistry } from '../registry.js';
 import { ConnectionSink, type ConnectionMetrics } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import { HttpProxy } from './http-proxy.js';
@@ -92,11 +92,13 @@ export function createPublicTraffic(options: PublicTrafficOptions): PublicListen
       if (socket.destroyed) return;
     }
     if (pool) conn.endpointId = pool.endpointId;
-    if (pool && (!gate.admit(conn, pool.policy, endpointOfPool(pool)) || !tcpLimits.admit(conn, pool.endpointId))) {
+    // a pool whose tunnels run different policies: the tunnel first, then its policy (opener.ts)
+    const first = pool && opener.pickFirst(pool);
+    if (pool && (!gate.admit(conn, first?.policy ?? pool.policy, endpointOfPool(pool)) || !tcpLimits.admit(conn, pool.endpointId))) {
       socket.destroy();
       return;
     }
-    const opened = pool ? opener.open(pool, KINDS.tcp, socket) : undefined;
+    const opened = pool ? opener.open(first ? onlyTunnel(first) : pool, KINDS.tcp, socket) : undefined;
     if (!opened) {
       conn.outcome = pool ? 'no_tunnel' : 'no_endpoint';
       socket.destroy();

@@ -1,7 +1,7 @@
 // Opening the proxy stream that carries one public connection to an agent (AGENT-PROTOCOL.md §6).
 import type { ProtocolStream } from '../protocol/index.js';
 import type { EdgeTypeString } from '../protocol/messages.js';
-import type { AgentConnections, LiveTunnel, TunnelChoice } from '../registry.js';
+import type { AgentConnections, EndpointPool, LiveTunnel, TunnelChoice } from '../registry.js';
 import { formatAddress, proxyProtocolHeader, type Address } from './proxy-proto.js';
 
 /** At most this many proxy streams open to one agent session; beyond, new connections are refused. */
@@ -56,6 +56,35 @@ export class ProxyOpener {
       const connection = this.agents.connectionOf(tunnel.sessionId);
       return connection !== undefined && !connection.closed && !connection.draining && connection.authenticated;
     });
+  }
+
+  /**
+   * The tunnel a connection (or an HTTP request) to `pool` goes to, picked before its policy runs
+   * when the pool's tunnels run different ones (then that tunnel's policy runs, and its stream
+   * opens to it alone: `onlyTunnel`); undefined when they all run one, whose tunnel is picked at
+   * `open` as ever.
+   * Round-robin over the tunnels that could take a stream now (when none could, the next one,
+   * whose policy then runs before its stream fails to open).
+   */
+  pickFirst(pool: EndpointPool): LiveTunnel | undefined {
+    if (pool.mix === 'same') return undefined;
+    return this.pickUsable(pool) ?? pool.pick();
+  }
+
+  /** The next tunnel (round-robin) whose agent could take a stream now. */
+  private pickUsable(choice: TunnelChoice): LiveTunnel | undefined {
+    const tries = choice.candidates.length;
+    for (let i = 0; i < tries; i++) {
+      const tunnel = choice.pick();
+      if (!tunnel) return undefined;
+      if (tunnel.remote ? this.remote !== undefined : this.canTake(tunnel)) return tunnel;
+    }
+    return undefined;
+  }
+
+  private canTake(tunnel: LiveTunnel): boolean {
+    const connection = this.agents.connectionOf(tunnel.sessionId);
+    return connection !== undefined && !connection.closed && !connection.draining && connection.authenticated && connection.proxyStreamsOpen < this.maxStreams;
   }
 
   /**

@@ -3,14 +3,14 @@
 // hostport goes to its backend; anything else gets unrecognized_name.
 import net from 'node:net';
 import tls from 'node:tls';
-import type { EdgeResolver, EdgeRoute, HostRoutes, TlsTermination, TunnelChoice } from '../registry.js';
+import { onlyTunnel, type EdgeResolver, type EdgeRoute, type HostRoutes, type TlsTermination, type TunnelChoice } from '../registry.js';
 import { readClientHello, unrecognizedNameAlert } from '../tls/client-hello.js';
 import { clientCertificateAccepted } from '../tls/client-certificates.js';
 import { handshakeTls, helloTls } from '../tls/connection-tls.js';
 import type { AgentCertificate, EdgeTlsOption } from '../../domain/tunnels/edge-tls.js';
 import type { ConnectionSink, PublicConnection } from './connections.js';
 import type { EdgeCertificates } from './edge-certificates.js';
-import type { HttpProxy } from './http-proxy.js';
+import type { AdmittedEndpoint as Admitted, HttpProxy } from './http-proxy.js';
 import { KINDS, type ProxyOpener } from './opener.js';
 import { noDelayFromSecondWrite, SOCKET_BUFFER, splice } from './splice.js';
 import { endpointOfPool, type PolicyGate } from './policy-gate.js';
@@ -131,23 +131,30 @@ export class TlsPort {
     }
     if (passthrough) {
       conn.endpointId = passthrough.endpointId;
-      if (!this.options.gate.admit(conn, passthrough.policy, endpointOfPool(passthrough)) || !this.withinLimits(conn, passthrough.endpointId)) {
+      // a pool whose tunnels run different policies: the tunnel first, then its policy and edge TLS
+      const first = opener.pickFirst(passthrough);
+      const policy = first?.policy ?? passthrough.policy;
+      if (!this.options.gate.admit(conn, policy, endpointOfPool(passthrough)) || !this.withinLimits(conn, passthrough.endpointId)) {
         socket.destroy();
         return true;
       }
+      const choice = first ? onlyTunnel(first) : passthrough;
       // a terminate-tls action, or the bind's TLSTermination / MutualTLSAtEdge
-      const termination = withEdgeTls(conn.termination, passthrough.policy.edgeTls);
-      if (termination) await this.terminateToTunnel(socket, clientHello, conn, sni, passthrough, termination);
-      else this.passthrough(socket, clientHello, conn, passthrough);
+      const termination = withEdgeTls(conn.termination, policy.edgeTls);
+      if (termination) await this.terminateToTunnel(socket, clientHello, conn, sni, choice, termination);
+      else this.passthrough(socket, clientHello, conn, choice);
       return true;
     }
     const terminated = wildcard ? this.options.routes.https.wildcard(sni) : this.options.routes.https.exact(sni);
     if (!terminated) return false;
     conn.proto = 'https';
     conn.endpointId = terminated.endpointId;
+    // tunnels whose connection-level policies differ: the connection keeps the tunnel picked now
+    const pinned = terminated.mix === 'per-connection' ? opener.pickFirst(terminated) : undefined;
+    const policy = pinned?.policy ?? terminated.policy;
     // Per connection, before any request is read (TUNNELS.md §5).
-    if (!this.options.gate.admit(conn, terminated.policy, endpointOfPool(terminated))) socket.destroy();
-    else await this.terminate(socket, clientHello, conn, sni, terminated.url, !wildcard, withEdgeTls(conn.termination, terminated.policy.edgeTls));
+    if (!this.options.gate.admit(conn, policy, endpointOfPool(terminated))) socket.destroy();
+    else await this.terminate(socket, clientHello, conn, sni, { url: terminated.url, pinned }, !wildcard, withEdgeTls(conn.termination, policy.edgeTls));
     return true;
   }
 
@@ -170,11 +177,11 @@ export class TlsPort {
     splice(socket, opened.stream, () => {});
   }
 
-  private async terminate(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, admittedUrl: string, ownName: boolean, termination: TlsTermination | undefined): Promise<void> {
+  private async terminate(socket: net.Socket, clientHello: Buffer, conn: PublicConnection, sni: string, admitted: Admitted, ownName: boolean, termination: TlsTermination | undefined): Promise<void> {
     const secure = await this.handshake(socket, clientHello, conn, sni, ownName, { ALPNProtocols: ['http/1.1'], ...clientCertificateRequest(termination) }, termination);
     if (!secure) return;
     const serve = () => {
-      this.options.https.adopt(secure, conn, admittedUrl);
+      this.options.https.adopt(secure, conn, admitted);
       this.options.https.server.emit('connection', secure);
     };
     if (!termination) return serve();
