@@ -22,6 +22,8 @@ import { freeLoopbackPort, LoginBrowser, startOidcProvider, type TestProvider } 
  */
 
 const CLIENT = { id: 'burrow-app', secret: 'app-secret-never-logged' };
+/** A client's own copies of the headers the OIDC / OAuth options set. */
+const FORGED = { 'ngrok-auth-oauth-access-token': 'forged', 'ngrok-auth-oauth-refresh-token': 'forged', 'ngrok-auth-user-email': 'boss@example.com' };
 let server: TrafficServer;
 let session: ngrok.Session;
 let token: string;
@@ -433,6 +435,19 @@ describe('edge logins', () => {
       assert.equal(reached.length, before);
     });
 
+    test("the user's access and refresh tokens reach the agent in the reference's headers, never a client's own", async () => {
+      const browser = new LoginBrowser('ann');
+      assert.equal((await browser.browse(url('sdk', '/'))).status, 200);
+      const page = await browser.request(url('sdk', '/again'), 'GET', undefined, FORGED);
+      assert.equal(page.status, 200, page.body);
+      const seen = json(page.body).headers;
+      assert.notEqual(seen['ngrok-auth-user-email'], 'boss@example.com');
+      assert.ok(seen['ngrok-auth-oauth-refresh-token'] && seen['ngrok-auth-oauth-refresh-token'] !== 'forged', 'the refresh token the provider issued');
+      const info = await fetch(`${provider.issuer}/me`, { headers: { authorization: `Bearer ${seen['ngrok-auth-oauth-access-token']}` } });
+      assert.equal(info.status, 200, 'the access token is the one the provider issued');
+      assert.equal(((await info.json()) as { email: string }).email, 'ann@example.com');
+    });
+
     test('a bind without client credentials is refused with the reason', async () => {
       const builder = session.httpEndpoint().domain(host('nocreds')).scheme('HTTP').oauth('google');
       await assert.rejects(builder.listen(), /no managed apps/);
@@ -447,6 +462,15 @@ describe('edge logins', () => {
       assert.equal(seen.headers['ngrok-auth-user-email'], 'octo@example.com');
       assert.equal(seen.headers['ngrok-auth-user-id'], '42');
       assert.equal(seen.headers['ngrok-auth-user-name'], 'Octo Cat');
+    });
+
+    test('the OAuth option sends the access token; no refresh token was issued, so that header is absent, a forged one too', async () => {
+      const browser = new LoginBrowser('octo');
+      assert.equal((await browser.browse(url('gh', '/'))).status, 200);
+      const seen = json((await browser.request(url('gh', '/again'), 'GET', undefined, FORGED)).body).headers;
+      assert.equal(seen['ngrok-auth-oauth-access-token'], 'gh-access-token');
+      assert.equal(seen['ngrok-auth-oauth-refresh-token'], undefined);
+      assert.equal(seen['ngrok-auth-user-email'], 'octo@example.com');
     });
   });
 });

@@ -119,7 +119,26 @@ describe('OIDC and OAuth agent options', () => {
     assert.ok(options.ok && options.document);
     const compiled = compile(options.document);
     assert.ok(compiled.ok, compiled.ok ? '' : compiled.error.message);
-    assert.deepEqual(compiled.program.phases.on_http_request.map((rule) => rule.actions[0]!.type), ['openid-connect', 'custom-response', 'remove-headers', 'add-headers']);
+    assert.deepEqual(compiled.program.phases.on_http_request.map((rule) => rule.actions[0]!.type), ['openid-connect', 'custom-response', 'remove-headers', 'add-headers', 'add-headers', 'add-headers']);
+  });
+
+  test("send the user's tokens as the reference's module does, only those the session has; a client's own copies never pass", () => {
+    const options = optionsDocument({ OAuth: { provider: 'github', client_id: 'app', client_secret: SECRET } });
+    assert.ok(options.ok && options.document);
+    const compiled = compile(options.document);
+    assert.ok(compiled.ok);
+    const action = compiled.program.phases.on_http_request[0]!.actions[0]!;
+    assert.ok(action.type === 'oauth');
+    const now = Math.floor(NOW / 1000);
+    const sealed = codec.sealSession('app.example.com', action.login, { id: 'idn_1', email: 'ann@example.com', name: 'Ann', providerUserId: '42', sessionId: 's1', createdAt: now, activeAt: now, accessToken: 'at-1', refreshToken: '' });
+    const forged = ['ngrok-auth-oauth-access-token', 'forged-at', 'Ngrok-Auth-OAuth-Refresh-Token', 'forged-rt', 'ngrok-auth-user-email', 'boss@example.com'];
+    const request = { method: 'GET', target: '/', version: '1.1', scheme: 'https' as const, headers: ['Host', 'app.example.com', ...forged, 'Cookie', `${sessionCookieName(action.login)}=${sealed}`], receivedAt: NOW };
+    const headers = evaluateHttpRequest(compiled.program, { connection: CONNECTION, request, buckets: new RateBuckets(), logins: codec }).headers;
+    const values = (name: string) => headers.filter((_, i) => i % 2 === 1 && headers[i - 1]!.toLowerCase() === name);
+    assert.deepEqual(values('ngrok-auth-oauth-access-token'), ['at-1']);
+    assert.deepEqual(values('ngrok-auth-oauth-refresh-token'), [], 'no refresh token: no header');
+    assert.deepEqual(values('ngrok-auth-user-email'), ['ann@example.com']);
+    assert.deepEqual(values('ngrok-auth-user-id'), ['42']);
   });
 
   test('without client credentials are refused with the reason', () => {
