@@ -52,7 +52,7 @@ describe('edge logins', () => {
     // overriding github keeps GitHub's reading of the user: /user, then /user/emails for a private email
     writeFileSync(join(dir, 'providers.json'), JSON.stringify({ github: { authorize_url: `${base}/login/oauth/authorize`, token_url: `${base}/login/oauth/access_token`, userinfo_url: `${base}/user` } }));
     server = await startDataPlane({ env: { OAUTH_PROVIDERS_FILE: join(dir, 'providers.json') } });
-    const names = ['app', 'sdk', 'down', 'hangs', 'gh', 'tokens', 'fresh', 'one', 'two'];
+    const names = ['app', 'sdk', 'down', 'hangs', 'gh', 'tokens', 'fresh', 'one', 'two', 'pair'];
     provider = await startOidcProvider({ ...CLIENT, redirectUris: names.map((name) => url(name, '/ngrok/callback')) });
     token = await createToken(server);
     session = await connectAgent(server, token);
@@ -98,6 +98,9 @@ describe('edge logins', () => {
         - type: add-headers
           config: {headers: {x-user-email: "\${actions.ngrok.oidc.identity.email}", x-refreshed: "\${actions.ngrok.oidc.userinfo_refreshed}"}}
   `));
+    // two logins whose auth_ids differ by a `_0`: the pieces of `a`'s split session must not be `a_0`'s cookie
+    const pairLogin = (id: string) => `  - actions:\n      - type: openid-connect\n        config: {issuer_url: "${provider.issuer}", client_id: ${CLIENT.id}, client_secret: ${CLIENT.secret}, auth_id: ${id}}\n`;
+    await bind('pair', (b) => b.policy(`on_http_request:\n${pairLogin('a')}${pairLogin('a_0')}${forwardTokens('oidc', ['identity.email'])}\n`));
     await bind('one', (b) => b.policy(shared('burrow.localhost')));
     await bind('two', (b) => b.policy(shared('.Burrow.localhost')));
     await bind('ghr', (b) => b.policy(`on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: github, client_id: gh-client, client_secret: gh-secret, userinfo_refresh_interval: 1s}\n${forwardTokens('oauth', ['identity.name', 'userinfo_refreshed'])}\n`));
@@ -283,7 +286,7 @@ describe('edge logins', () => {
       assert.equal(page.status, 200, page.body);
       const at = `${host('tokens')}:${server.httpPort}`;
       const pieces = [...browser.jar.get(at)!.keys()].filter((n) => n.startsWith('ngrok_session_')).sort();
-      assert.ok(pieces.length >= 2 && pieces.every((n, i) => n.endsWith(`_${i}`)), `pieces: ${pieces.join(', ')}`);
+      assert.ok(pieces.length >= 2 && pieces.every((n, i) => n.endsWith(`.${i}`)), `pieces: ${pieces.join(', ')}`);
       for (const name of pieces) assert.ok(name.length + browser.cookie(at, name)!.length < 4000, 'each piece fits a browser\'s cookie');
       assert.equal(json(page.body).headers.cookie, undefined, 'no piece reaches the agent');
       assert.ok(json(page.body).headers['x-identity-token']!.length > 100);
@@ -301,6 +304,19 @@ describe('edge logins', () => {
       assert.ok(![...again.jar.get(at)!.keys()].some((n) => n.startsWith('ngrok_session_')));
       assert.equal((await again.request(url('tokens', '/'))).status, 302);
     });
+  });
+
+  test('two logins with auth_ids `a` and `a_0`, both sessions split: both stay, and the user gets through', async () => {
+    provider.accounts.set('wide', { name: 'W'.repeat(4000) });
+    const browser = new LoginBrowser('wide');
+    const page = await browser.browse(url('pair', '/'));
+    assert.equal(page.status, 200, page.body);
+    const at = `${host('pair')}:${server.httpPort}`;
+    const names = [...browser.jar.get(at)!.keys()].filter((n) => n.startsWith('ngrok_session_')).sort();
+    assert.deepEqual(names, ['ngrok_session_a.0', 'ngrok_session_a.1', 'ngrok_session_a_0.0', 'ngrok_session_a_0.1']);
+    const again = await browser.request(url('pair', '/again'));
+    assert.equal(again.status, 200, 'neither login starts again');
+    assert.equal(json(again.body).headers['x-identity.email'], 'wide@example.com');
   });
 
   describe('userinfo_refresh_interval', () => {
