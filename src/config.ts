@@ -160,7 +160,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
     tunnels: tunnelConfig(env),
     console: consoleConfig(env),
-    oauthProviders: oauthProviders(env),
+    oauthProviders: readOAuthProviders(env),
   };
   if (config.requestTimeoutMs > 0 && config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_MS', `must not exceed REQUEST_TIMEOUT_MS (${config.requestTimeoutMs})`);
@@ -168,7 +168,11 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: Env = process.e
   return Object.freeze(config);
 }
 
-function oauthProviders(env: Env): OAuthProvider[] {
+/**
+ * OAUTH_PROVIDERS_FILE's providers, read and checked (empty when unset): for the configuration,
+ * and alone for `burrow policy`, which needs no other variable.
+ */
+export function readOAuthProviders(env: Env = process.env): OAuthProvider[] {
   const path = present(env, 'OAUTH_PROVIDERS_FILE');
   if (path === undefined) return [];
   let text: string;

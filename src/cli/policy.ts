@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { CliUsageError, configFor, print } from './context.js';
-import type { Config } from '../config.js';
+import { readOAuthProviders, type Config } from '../config.js';
+import { useOAuthProviders } from '../domain/identity/oauth-providers.js';
 import { parseIp } from '../domain/policy/cidr.js';
 import type { HttpDecision, PolicyConnection } from '../domain/policy/index.js';
 import type { HttpTestResult, JwtCheck } from '../domain/policy/policy-test.js';
@@ -22,6 +23,7 @@ export function policyCommand(): Command {
       const endpoint = options.endpoint;
       if (endpoint !== undefined && !['http', 'https', 'tcp', 'tls'].includes(endpoint)) throw new CliUsageError('--endpoint must be http, https, tcp or tls.');
       const source = file === '-' ? await readStdin() : await readFile(file, 'utf8');
+      useServerOAuthProviders();
       const { validatePolicy } = await import('../domain/policy/index.js');
       const result = validatePolicy(source, endpoint === undefined ? { maxRules } : { maxRules, endpoint: endpoint as 'http', subject: 'endpoint' });
       if (result.ok) {
@@ -72,6 +74,7 @@ export function policyCommand(): Command {
         return usage('--header, --body-file, --endpoint-url and --response-* need --request.');
       }
       if (typeof http === 'string') return usage(http);
+      useServerOAuthProviders();
       const { testPolicy } = await import('../domain/policy/policy-test.js');
       const { connectionReport, httpReport } = await import('../domain/policy/policy-test-report.js');
       const outcome = await testPolicy(source, input.maxRules, input.connection, http, await cliJwtCheck());
@@ -115,6 +118,11 @@ interface TestOptions {
   endpointUrl?: string;
   responseStatus?: string;
   responseHeader: string[];
+}
+
+/** The OAuth providers `burrow serve` knows here: the built-in ones and OAUTH_PROVIDERS_FILE's (a bad file: exit 2). */
+function useServerOAuthProviders(): void {
+  useOAuthProviders(readOAuthProviders());
 }
 
 function collect(value: string, previous: string[]): string[] {

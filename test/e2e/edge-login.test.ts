@@ -22,6 +22,8 @@ import { freeLoopbackPort, LoginBrowser, startOidcProvider, type TestProvider } 
  */
 
 const CLIENT = { id: 'burrow-app', secret: 'app-secret-never-logged' };
+/** A client's own copies of the headers the OIDC / OAuth options set. */
+const FORGED = { 'ngrok-auth-oauth-access-token': 'forged', 'ngrok-auth-oauth-refresh-token': 'forged', 'ngrok-auth-user-email': 'boss@example.com' };
 let server: TrafficServer;
 let session: ngrok.Session;
 let token: string;
@@ -50,7 +52,7 @@ describe('edge logins', () => {
     // overriding github keeps GitHub's reading of the user: /user, then /user/emails for a private email
     writeFileSync(join(dir, 'providers.json'), JSON.stringify({ github: { authorize_url: `${base}/login/oauth/authorize`, token_url: `${base}/login/oauth/access_token`, userinfo_url: `${base}/user` } }));
     server = await startDataPlane({ env: { OAUTH_PROVIDERS_FILE: join(dir, 'providers.json') } });
-    const names = ['app', 'sdk', 'down', 'hangs', 'gh', 'tokens', 'fresh', 'one', 'two'];
+    const names = ['app', 'sdk', 'down', 'hangs', 'gh', 'tokens', 'fresh', 'one', 'two', 'pair'];
     provider = await startOidcProvider({ ...CLIENT, redirectUris: names.map((name) => url(name, '/ngrok/callback')) });
     token = await createToken(server);
     session = await connectAgent(server, token);
@@ -96,6 +98,9 @@ describe('edge logins', () => {
         - type: add-headers
           config: {headers: {x-user-email: "\${actions.ngrok.oidc.identity.email}", x-refreshed: "\${actions.ngrok.oidc.userinfo_refreshed}"}}
   `));
+    // two logins whose auth_ids differ by a `_0`: the pieces of `a`'s split session must not be `a_0`'s cookie
+    const pairLogin = (id: string) => `  - actions:\n      - type: openid-connect\n        config: {issuer_url: "${provider.issuer}", client_id: ${CLIENT.id}, client_secret: ${CLIENT.secret}, auth_id: ${id}}\n`;
+    await bind('pair', (b) => b.policy(`on_http_request:\n${pairLogin('a')}${pairLogin('a_0')}${forwardTokens('oidc', ['identity.email'])}\n`));
     await bind('one', (b) => b.policy(shared('burrow.localhost')));
     await bind('two', (b) => b.policy(shared('.Burrow.localhost')));
     await bind('ghr', (b) => b.policy(`on_http_request:\n  - actions:\n      - type: oauth\n        config: {provider: github, client_id: gh-client, client_secret: gh-secret, userinfo_refresh_interval: 1s}\n${forwardTokens('oauth', ['identity.name', 'userinfo_refreshed'])}\n`));
@@ -281,7 +286,7 @@ describe('edge logins', () => {
       assert.equal(page.status, 200, page.body);
       const at = `${host('tokens')}:${server.httpPort}`;
       const pieces = [...browser.jar.get(at)!.keys()].filter((n) => n.startsWith('ngrok_session_')).sort();
-      assert.ok(pieces.length >= 2 && pieces.every((n, i) => n.endsWith(`_${i}`)), `pieces: ${pieces.join(', ')}`);
+      assert.ok(pieces.length >= 2 && pieces.every((n, i) => n.endsWith(`.${i}`)), `pieces: ${pieces.join(', ')}`);
       for (const name of pieces) assert.ok(name.length + browser.cookie(at, name)!.length < 4000, 'each piece fits a browser\'s cookie');
       assert.equal(json(page.body).headers.cookie, undefined, 'no piece reaches the agent');
       assert.ok(json(page.body).headers['x-identity-token']!.length > 100);
@@ -299,6 +304,19 @@ describe('edge logins', () => {
       assert.ok(![...again.jar.get(at)!.keys()].some((n) => n.startsWith('ngrok_session_')));
       assert.equal((await again.request(url('tokens', '/'))).status, 302);
     });
+  });
+
+  test('two logins with auth_ids `a` and `a_0`, both sessions split: both stay, and the user gets through', async () => {
+    provider.accounts.set('wide', { name: 'W'.repeat(4000) });
+    const browser = new LoginBrowser('wide');
+    const page = await browser.browse(url('pair', '/'));
+    assert.equal(page.status, 200, page.body);
+    const at = `${host('pair')}:${server.httpPort}`;
+    const names = [...browser.jar.get(at)!.keys()].filter((n) => n.startsWith('ngrok_session_')).sort();
+    assert.deepEqual(names, ['ngrok_session_a.0', 'ngrok_session_a.1', 'ngrok_session_a_0.0', 'ngrok_session_a_0.1']);
+    const again = await browser.request(url('pair', '/again'));
+    assert.equal(again.status, 200, 'neither login starts again');
+    assert.equal(json(again.body).headers['x-identity.email'], 'wide@example.com');
   });
 
   describe('userinfo_refresh_interval', () => {
@@ -433,6 +451,19 @@ describe('edge logins', () => {
       assert.equal(reached.length, before);
     });
 
+    test("the user's access and refresh tokens reach the agent in the reference's headers, never a client's own", async () => {
+      const browser = new LoginBrowser('ann');
+      assert.equal((await browser.browse(url('sdk', '/'))).status, 200);
+      const page = await browser.request(url('sdk', '/again'), 'GET', undefined, FORGED);
+      assert.equal(page.status, 200, page.body);
+      const seen = json(page.body).headers;
+      assert.notEqual(seen['ngrok-auth-user-email'], 'boss@example.com');
+      assert.ok(seen['ngrok-auth-oauth-refresh-token'] && seen['ngrok-auth-oauth-refresh-token'] !== 'forged', 'the refresh token the provider issued');
+      const info = await fetch(`${provider.issuer}/me`, { headers: { authorization: `Bearer ${seen['ngrok-auth-oauth-access-token']}` } });
+      assert.equal(info.status, 200, 'the access token is the one the provider issued');
+      assert.equal(((await info.json()) as { email: string }).email, 'ann@example.com');
+    });
+
     test('a bind without client credentials is refused with the reason', async () => {
       const builder = session.httpEndpoint().domain(host('nocreds')).scheme('HTTP').oauth('google');
       await assert.rejects(builder.listen(), /no managed apps/);
@@ -447,6 +478,15 @@ describe('edge logins', () => {
       assert.equal(seen.headers['ngrok-auth-user-email'], 'octo@example.com');
       assert.equal(seen.headers['ngrok-auth-user-id'], '42');
       assert.equal(seen.headers['ngrok-auth-user-name'], 'Octo Cat');
+    });
+
+    test('the OAuth option sends the access token; no refresh token was issued, so that header is absent, a forged one too', async () => {
+      const browser = new LoginBrowser('octo');
+      assert.equal((await browser.browse(url('gh', '/'))).status, 200);
+      const seen = json((await browser.request(url('gh', '/again'), 'GET', undefined, FORGED)).body).headers;
+      assert.equal(seen['ngrok-auth-oauth-access-token'], 'gh-access-token');
+      assert.equal(seen['ngrok-auth-oauth-refresh-token'], undefined);
+      assert.equal(seen['ngrok-auth-user-email'], 'octo@example.com');
     });
   });
 });

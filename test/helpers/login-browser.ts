@@ -28,12 +28,12 @@ export class LoginBrowser {
     cookies.set(name, value);
   }
 
-  /** One request, cookies sent and kept; no redirect followed. */
-  request(url: string, method = 'GET', form?: Record<string, string>): Promise<Page> {
+  /** One request, cookies sent and kept; no redirect followed. `extra`: more request headers. */
+  request(url: string, method = 'GET', form?: Record<string, string>, extra: Record<string, string> = {}): Promise<Page> {
     const target = new URL(url);
     const body = form ? new URLSearchParams(form).toString() : undefined;
     const cookies = [...(this.jar.get(target.host)?.entries() ?? [])].map(([n, v]) => `${n}=${v}`).join('; ');
-    const headers: Record<string, string> = { host: target.host, ...(cookies ? { cookie: cookies } : {}), ...(body ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) } : {}) };
+    const headers: Record<string, string> = { host: target.host, ...(cookies ? { cookie: cookies } : {}), ...(body ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) } : {}), ...extra };
     return new Promise((resolve, reject) => {
       const req = http.request({ host: '127.0.0.1', port: Number(target.port), path: target.pathname + target.search, method, headers, agent: false, timeout: 15_000 });
       req.once('response', (res) => {

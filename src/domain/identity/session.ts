@@ -61,8 +61,8 @@ export const LOGIN_WINDOW_SECONDS = 600;
 /** The idle clock moves at most once a minute (each move is a Set-Cookie). */
 const RENEW_AFTER_SECONDS = 60;
 /**
- * A sealed session longer than this is split over `<name>_0`, `<name>_1`, … (as oauth2-proxy
- * does): browsers refuse a cookie over 4096 bytes, name and attributes included.
+ * A sealed session longer than this is split over `<name>.0`, `<name>.1`, … (oauth2-proxy's
+ * scheme, with a dot): browsers refuse a cookie over 4096 bytes, name and attributes included.
  */
 const PIECE_CHARS = 3800;
 /** At most this many pieces (the request head stays far below Node's 16 KiB); tokens that do not fit are not kept. */
@@ -70,6 +70,14 @@ const MAX_PIECES = 3;
 
 export function sessionCookieName(login: LoginConfig): string {
   return `ngrok_session_${login.key}`;
+}
+
+/**
+ * A piece of a split session. A login's key never holds a dot, so no piece is another login's
+ * cookie or piece (with `_<i>`, login `a`'s first piece would be login `a_0`'s cookie).
+ */
+function pieceName(name: string, index: number): string {
+  return `${name}.${index}`;
 }
 
 export function pendingCookieName(login: LoginConfig): string {
@@ -101,7 +109,7 @@ export class SessionCodec {
       sealed = this.sealSession(host, login, session);
     }
     const pieces = sealed.length <= PIECE_CHARS ? [sealed] : Array.from({ length: Math.ceil(sealed.length / PIECE_CHARS) }, (_, i) => sealed.slice(i * PIECE_CHARS, (i + 1) * PIECE_CHARS));
-    const names = pieces.length === 1 ? [name] : pieces.map((_, i) => `${name}_${i}`);
+    const names = pieces.length === 1 ? [name] : pieces.map((_, i) => pieceName(name, i));
     const domain = cookieDomainFor(login, host);
     const out = pieces.map((piece, i) => setCookie(names[i]!, piece, maxAgeSeconds, secure, domain));
     for (const present of sessionCookieNames(cookieHeaders, login)) if (!names.includes(present)) out.push(clearCookie(present, secure, domain));
@@ -175,14 +183,14 @@ export function clearCookie(name: string, secure: boolean, domain?: string): str
   return setCookie(name, '', 0, secure, domain);
 }
 
-/** The session's sealed value: its one cookie, or its pieces `_0`, `_1`, … joined. */
+/** The session's sealed value: its one cookie, or its pieces `.0`, `.1`, … joined. */
 function readSessionValue(cookieHeaders: readonly string[], login: LoginConfig): string | undefined {
   const name = sessionCookieName(login);
   const whole = readCookie(cookieHeaders, name);
   if (whole !== undefined) return whole;
   let joined: string | undefined;
   for (let i = 0; i < MAX_PIECES; i++) {
-    const piece = readCookie(cookieHeaders, `${name}_${i}`);
+    const piece = readCookie(cookieHeaders, pieceName(name, i));
     if (piece === undefined) break;
     joined = (joined ?? '') + piece;
   }
@@ -197,7 +205,7 @@ export function sessionCookieNames(cookieHeaders: readonly string[], login: Logi
     for (const part of header.split(';')) {
       const eq = part.indexOf('=');
       const present = (eq === -1 ? part : part.slice(0, eq)).trim();
-      if (present === name || (present.startsWith(`${name}_`) && /^\d{1,2}$/.test(present.slice(name.length + 1)))) found.add(present);
+      if (present === name || (present.startsWith(`${name}.`) && /^\d{1,2}$/.test(present.slice(name.length + 1)))) found.add(present);
     }
   }
   return [...found];

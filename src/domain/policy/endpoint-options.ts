@@ -151,9 +151,13 @@ function webhookConfig(value: Record<string, unknown>): Record<string, unknown> 
 
 /**
  * OIDC / OAuth: the login action, then (as the reference's modules do) the user's email, name and
- * id to the agent in ngrok-auth-user-* headers (a client's own are removed first), and a 403 for a
- * user outside allow_emails / allow_domains (compared without case).
+ * id to the agent in ngrok-auth-user-* headers and the user's tokens in ngrok-auth-oauth-access-token
+ * / -refresh-token, each only when the provider gave one (a client's own copies are removed first),
+ * and a 403 for a user outside allow_emails / allow_domains (compared without case).
  */
+/** The reference's OAuth module's upstream headers of the user's tokens (its OIDC module "works similarly"). */
+const TOKEN_HEADERS = { 'ngrok-auth-oauth-access-token': 'access_token', 'ngrok-auth-oauth-refresh-token': 'refresh_token' } as const;
+
 function loginRules(name: 'OIDC' | 'OAuth', value: Record<string, unknown>): unknown[] {
   const { client_id: clientId, client_secret: secret, sealed_client_secret: sealed } = value;
   if ((secret === undefined || secret === '') && sealed !== undefined && sealed !== null && sealed !== '') {
@@ -173,7 +177,8 @@ function loginRules(name: 'OIDC' | 'OAuth', value: Record<string, unknown>): unk
   }
   const scopes = strings(name, value.scopes, 'scopes');
   if (scopes.length > 0) config.scopes = scopes;
-  const results = name === 'OIDC' ? 'actions.ngrok.oidc.identity' : 'actions.ngrok.oauth.identity';
+  const action = name === 'OIDC' ? 'actions.ngrok.oidc' : 'actions.ngrok.oauth';
+  const results = `${action}.identity`;
   const rules: unknown[] = [{ name, actions: [{ type: name === 'OIDC' ? 'openid-connect' : 'oauth', config }] }];
   const emails = strings(name, value.allow_emails, 'allow_emails').map((e) => e.toLowerCase());
   const domains = strings(name, value.allow_domains, 'allow_domains').map((d) => d.toLowerCase().replace(/^@/, ''));
@@ -187,11 +192,17 @@ function loginRules(name: 'OIDC' | 'OAuth', value: Record<string, unknown>): unk
     });
   }
   rules.push(
-    { name: `${name} identity`, actions: [{ type: 'remove-headers', config: { headers: ['ngrok-auth-user-email', 'ngrok-auth-user-name', 'ngrok-auth-user-id'] } }] },
+    { name: `${name} identity`, actions: [{ type: 'remove-headers', config: { headers: ['ngrok-auth-user-email', 'ngrok-auth-user-name', 'ngrok-auth-user-id', ...Object.keys(TOKEN_HEADERS)] } }] },
     {
       name: `${name} identity`,
       actions: [{ type: 'add-headers', config: { headers: { 'ngrok-auth-user-email': `\${${results}.email}`, 'ngrok-auth-user-name': `\${${results}.name}`, 'ngrok-auth-user-id': `\${${results}.provider_user_id}` } } }],
     },
+    // the reference leaves a token's header out when there is none (its managed apps); here, when the provider gave none or it did not fit the session
+    ...Object.entries(TOKEN_HEADERS).map(([header, token]) => ({
+      name: `${name} tokens`,
+      expressions: [`${action}.${token} != ""`],
+      actions: [{ type: 'add-headers', config: { headers: { [header]: `\${${action}.${token}}` } } }],
+    })),
   );
   return rules;
 }

@@ -119,7 +119,26 @@ describe('OIDC and OAuth agent options', () => {
     assert.ok(options.ok && options.document);
     const compiled = compile(options.document);
     assert.ok(compiled.ok, compiled.ok ? '' : compiled.error.message);
-    assert.deepEqual(compiled.program.phases.on_http_request.map((rule) => rule.actions[0]!.type), ['openid-connect', 'custom-response', 'remove-headers', 'add-headers']);
+    assert.deepEqual(compiled.program.phases.on_http_request.map((rule) => rule.actions[0]!.type), ['openid-connect', 'custom-response', 'remove-headers', 'add-headers', 'add-headers', 'add-headers']);
+  });
+
+  test("send the user's tokens as the reference's module does, only those the session has; a client's own copies never pass", () => {
+    const options = optionsDocument({ OAuth: { provider: 'github', client_id: 'app', client_secret: SECRET } });
+    assert.ok(options.ok && options.document);
+    const compiled = compile(options.document);
+    assert.ok(compiled.ok);
+    const action = compiled.program.phases.on_http_request[0]!.actions[0]!;
+    assert.ok(action.type === 'oauth');
+    const now = Math.floor(NOW / 1000);
+    const sealed = codec.sealSession('app.example.com', action.login, { id: 'idn_1', email: 'ann@example.com', name: 'Ann', providerUserId: '42', sessionId: 's1', createdAt: now, activeAt: now, accessToken: 'at-1', refreshToken: '' });
+    const forged = ['ngrok-auth-oauth-access-token', 'forged-at', 'Ngrok-Auth-OAuth-Refresh-Token', 'forged-rt', 'ngrok-auth-user-email', 'boss@example.com'];
+    const request = { method: 'GET', target: '/', version: '1.1', scheme: 'https' as const, headers: ['Host', 'app.example.com', ...forged, 'Cookie', `${sessionCookieName(action.login)}=${sealed}`], receivedAt: NOW };
+    const headers = evaluateHttpRequest(compiled.program, { connection: CONNECTION, request, buckets: new RateBuckets(), logins: codec }).headers;
+    const values = (name: string) => headers.filter((_, i) => i % 2 === 1 && headers[i - 1]!.toLowerCase() === name);
+    assert.deepEqual(values('ngrok-auth-oauth-access-token'), ['at-1']);
+    assert.deepEqual(values('ngrok-auth-oauth-refresh-token'), [], 'no refresh token: no header');
+    assert.deepEqual(values('ngrok-auth-user-email'), ['ann@example.com']);
+    assert.deepEqual(values('ngrok-auth-user-id'), ['42']);
   });
 
   test('without client credentials are refused with the reason', () => {
@@ -229,9 +248,39 @@ describe('the session cookie in the request phase', () => {
   });
 });
 
+describe('split sessions', () => {
+  test("logins `a` and `a_0` on one host: the pieces of one are never the other's cookie, both open, writing one clears none of the other", () => {
+    const now = Math.floor(NOW / 1000);
+    const named = (id: string) => loginOf(login(`{issuer_url: "https://id.example.com", client_id: app, client_secret: s, auth_id: ${id}}`));
+    const [a, a0] = [named('a'), named('a_0')];
+    const big = { ...session(10, 10), name: 'N'.repeat(4000), accessToken: 'at', refreshToken: 'rt' };
+    const jar = new Map<string, string>();
+    const header = () => [[...jar].map(([n, v]) => `${n}=${v}`).join('; ')];
+    const apply = (setCookies: string[]) => {
+      for (const line of setCookies) {
+        const [name, value] = line.slice(0, line.indexOf(';')).split('=') as [string, string];
+        if (/Max-Age=0;/.test(line)) jar.delete(name);
+        else jar.set(name, value);
+      }
+    };
+    apply(codec.sessionCookies('app.example.com', a, big, 3600, true, header()));
+    assert.deepEqual([...jar.keys()], ['ngrok_session_a.0', 'ngrok_session_a.1'], 'a split session');
+    apply(codec.sessionCookies('app.example.com', a0, session(10, 10), 3600, true, header()));
+    apply(codec.sessionCookies('app.example.com', a0, big, 3600, true, header()));
+    assert.deepEqual([...jar.keys()].sort(), ['ngrok_session_a.0', 'ngrok_session_a.1', 'ngrok_session_a_0.0', 'ngrok_session_a_0.1']);
+    for (const which of [a, a0]) {
+      const found = codec.lookup(which, 'app.example.com', header(), now, true);
+      assert.ok(found.ok, `${which.key} opens`);
+      assert.equal(found.session.name, big.name);
+    }
+    apply(codec.sessionCookies('app.example.com', a, session(10, 10), 3600, true, header()));
+    assert.deepEqual([...jar.keys()].sort(), ['ngrok_session_a', 'ngrok_session_a_0.0', 'ngrok_session_a_0.1'], "a's pieces cleared when it fits one cookie again; a_0's kept");
+  });
+});
+
 describe("burrow's cookies kept from the agent", () => {
   test('only ngrok_session_* and ngrok_login_* go; the rest keep their bytes; an emptied line is dropped', () => {
-    const sent = withoutLoginCookies(['Host', 'a', 'Cookie', 'ngrok_session_k=v1.x; a=1;b= 2 ', 'X-Other', 'ngrok_session_k=kept', 'cookie', 'ngrok_login_k=p;ngrok_session_k_0=q', 'COOKIE', 'plain=1']);
+    const sent = withoutLoginCookies(['Host', 'a', 'Cookie', 'ngrok_session_k=v1.x; a=1;b= 2 ', 'X-Other', 'ngrok_session_k=kept', 'cookie', 'ngrok_login_k=p;ngrok_session_k.0=q', 'COOKIE', 'plain=1']);
     assert.deepEqual(sent, ['Host', 'a', 'Cookie', 'a=1;b= 2 ', 'X-Other', 'ngrok_session_k=kept', 'COOKIE', 'plain=1']);
   });
 });
