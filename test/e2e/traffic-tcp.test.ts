@@ -308,6 +308,11 @@ test('a pool whose tunnels run different policies: each connection picks its tun
         socket.destroy();
         resolve('echoed');
       });
+      // closed by burrow: a FIN (the socket is half-open here, allowHalfOpen) or a reset
+      socket.once('end', () => {
+        socket.destroy();
+        resolve('refused');
+      });
       socket.once('close', () => resolve('refused'));
       socket.on('error', () => {});
       socket.write('ping');
