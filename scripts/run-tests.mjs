@@ -29,9 +29,9 @@ const postgres = process.env.TEST_DATABASE_URL;
 const measured = JSON.parse(readFileSync(new URL('./test-durations.json', import.meta.url), 'utf8'))[postgres ? 'postgres' : 'sqlite'];
 const guess = (file) => measured[file] ?? (/^test\/(e2e|browser|cli)\//.test(file) ? 60 : 5);
 // A file whose meaning does not depend on the store says which pass runs it, in its first line:
-// `// @test-pass sqlite` (unit tests with no store, a browser, ACME, the cluster suites that bring
-// their own PostgreSQL) or `// @test-pass postgres` (suites that need TEST_DATABASE_URL). The
-// other pass leaves it out rather than start a process only to skip it, and says so.
+// `// @test-pass sqlite` (unit tests with no store, a browser, ACME) or `// @test-pass postgres`
+// (suites that need TEST_DATABASE_URL, and the cluster suites, which bring their own PostgreSQL
+// schema). The other pass leaves it out rather than start a process only to skip it, and says so.
 const thisPass = postgres ? 'postgres' : 'sqlite';
 const passOf = (file) => /^\/\/ @test-pass (sqlite|postgres)$/m.exec(readFileSync(file, 'utf8').slice(0, 2000))?.[1] ?? thisPass;
 const collected = (roots.length ? roots : ['test']).flatMap(collect);

@@ -1,4 +1,4 @@
-// @test-pass sqlite
+// @test-pass postgres
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -18,7 +18,7 @@ import { connectAgent, createToken, startDataPlane, type TrafficServer } from '.
  * instance orders a name at a time (the lease on its row), the CA's validation is answered by
  * whichever instance it reaches (challenges in the database), and both serve what was issued.
  * It connects to PostgreSQL itself (PG_ADMIN_URL, else the local `test` database) with a schema of
- * its own, so it runs once, on the SQLite pass.
+ * its own, so it runs once, on the PostgreSQL pass.
  */
 
 const ADMIN_URL = process.env.PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -1,4 +1,4 @@
-// @test-pass sqlite
+// @test-pass postgres
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import http from 'node:http';
@@ -24,7 +24,7 @@ import { api, cleanupProcesses } from '../helpers/server-process.js';
  * certificate (its key came over the link), and fills conn.tls.* for the policy it runs. The
  * agent's key is in no log line of either instance and in no database row.
  *
- * PostgreSQL is its own (test/helpers/cluster-db.ts): it runs once per CI run, in the SQLite pass.
+ * PostgreSQL is its own (test/helpers/cluster-db.ts): it runs once per CI run, in the PostgreSQL pass.
  */
 const skip = await clusterSkipReason('cluster-edge-tls suite');
 

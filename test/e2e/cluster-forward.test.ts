@@ -1,4 +1,4 @@
-// @test-pass sqlite
+// @test-pass postgres
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
@@ -20,7 +20,7 @@ import { api, cleanupProcesses, makeTempDir, type ServerProcess } from '../helpe
  * CLUSTER_ADDR. An SDK agent holds every kind of endpoint and a labeled tunnel on A; clients reach
  * them all through B, whose link forwards to A. The policy runs once, on B.
  *
- * PostgreSQL is its own (test/helpers/cluster-db.ts): it runs once per CI run, in the SQLite pass.
+ * PostgreSQL is its own (test/helpers/cluster-db.ts): it runs once per CI run, in the PostgreSQL pass.
  */
 const skip = await clusterSkipReason('cluster-forward suite');
 

@@ -1,4 +1,4 @@
-// @test-pass sqlite
+// @test-pass postgres
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
@@ -16,7 +16,7 @@ import { spawnAgent, type TrafficServer } from '../helpers/traffic.js';
  * CLUSTER.md §4: three real instances on one PostgreSQL schema (127.0.1.1–3, identical ports),
  * Debian's HAProxy in front with README.md's configuration, official SDK agents through it.
  * PostgreSQL is reached on its own (not TEST_DATABASE_URL), so the suite runs once per CI run, on
- * the SQLite pass. Every instance serves every endpoint (forwarding to the holder, CLUSTER.md §2).
+ * the PostgreSQL pass. Every instance serves every endpoint (forwarding to the holder, CLUSTER.md §2).
  */
 const unavailable = await clusterUnavailable();
 

@@ -1,4 +1,4 @@
-// @test-pass sqlite
+// @test-pass postgres
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
@@ -20,7 +20,7 @@ import { api, cleanupProcesses } from '../helpers/server-process.js';
  * Each request runs the policy of the tunnel it was balanced to (docs/DECISIONS.md "Pooled
  * endpoints with different policies"): the raw agent's patched one, the SDK agent's none.
  *
- * PostgreSQL is its own (test/helpers/cluster-db.ts): it runs once per CI run, in the SQLite pass.
+ * PostgreSQL is its own (test/helpers/cluster-db.ts): it runs once per CI run, in the PostgreSQL pass.
  */
 const skip = await clusterSkipReason('cluster-policy-patch suite');
 

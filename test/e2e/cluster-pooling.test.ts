@@ -1,4 +1,4 @@
-// @test-pass sqlite
+// @test-pass postgres
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
@@ -15,7 +15,7 @@ import { api, cleanupProcesses } from '../helpers/server-process.js';
  * is listed. When the agent of the instance holding the endpoint row leaves, the row and the
  * name's claim pass to B; when the last agent leaves, both go.
  *
- * PostgreSQL is its own (test/helpers/cluster-db.ts): it runs once per CI run, in the SQLite pass.
+ * PostgreSQL is its own (test/helpers/cluster-db.ts): it runs once per CI run, in the PostgreSQL pass.
  */
 const skip = await clusterSkipReason('cluster-pooling suite');
 

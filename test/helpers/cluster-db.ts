@@ -6,9 +6,9 @@ import { migrateToLatest } from '../../src/storage/migrate.js';
 
 /**
  * The cluster suites' PostgreSQL (CLUSTER.md §4): they need one whatever the pass, so they bring
- * their own (a schema of postgres://…/test, or CLUSTER_TEST_DATABASE_URL) and run once per CI run,
- * in the SQLite pass (their `// @test-pass sqlite` line); a machine without PostgreSQL skips them,
- * saying why.
+ * their own (a schema of postgres://…/test, or CLUSTER_TEST_DATABASE_URL, not TEST_DATABASE_URL's)
+ * and run once per CI run, in the PostgreSQL pass (their `// @test-pass postgres` line, which has
+ * time to spare); run directly on a machine without PostgreSQL, they skip, saying why.
  */
 export const clusterDatabase = process.env.CLUSTER_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 

@@ -1,9 +1,9 @@
 /**
  * Which pass of `npm test` runs a whole file is said by its first line: `// @test-pass sqlite` for
  * a suite whose meaning does not depend on the store (unit tests with no store, a browser, ACME
- * against pebble, the cluster suites that bring their own PostgreSQL, wire-level and HTTP-framing
- * suites, the offline `policy test`, the README's snippets), `// @test-pass postgres` for one that
- * needs TEST_DATABASE_URL. scripts/run-tests.mjs leaves such a file out of the other pass. What the
+ * against pebble, wire-level and HTTP-framing suites, the offline `policy test`, the README's
+ * snippets), `// @test-pass postgres` for one that needs PostgreSQL (TEST_DATABASE_URL, or the
+ * cluster suites, which bring their own schema and balance the two passes' times). scripts/run-tests.mjs leaves such a file out of the other pass. What the
  * store keeps (repositories, durability, the API's persistence, binds that write a policy) runs on
  * both.
  *

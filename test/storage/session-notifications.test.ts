@@ -1,4 +1,4 @@
-// @test-pass sqlite
+// @test-pass postgres
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
