@@ -150,7 +150,9 @@ describe('public TCP connections: fair share and idle timeout', () => {
   it('a tls endpoint (passed through) has the same share and idle timeout', async () => {
     // a local service that accepts and never answers: each TLS handshake waits, the connection idle
     const local = new Set<net.Socket>();
+    let reached = 0;
     const silent = net.createServer((socket) => {
+      reached++;
       local.add(socket);
       socket.on('error', () => {});
       socket.once('close', () => local.delete(socket));
@@ -169,8 +171,10 @@ describe('public TCP connections: fair share and idle timeout', () => {
     });
     try {
       await waitFor('the connections past the share closed', () => clients.filter((c) => c.closedAt !== undefined).length >= 50, 10_000);
-      await waitFor('the admitted connections reached the local service', () => local.size >= 250, 10_000);
-      assert.equal(clients.filter((c) => c.closedAt === undefined).length, 250);
+      await waitFor('the admitted connections reached the local service', () => reached >= 250, 10_000);
+      // counted as they arrive, not as they stay open: on a busy machine the first may meet their
+      // idle timeout (3 s) before the last arrive
+      assert.equal(reached, 250);
       await waitFor('the idle ones closed', () => clients.every((c) => c.closedAt !== undefined), IDLE_MS * 3);
       const logs = server.logs().filter((line) => line.proto === 'tls');
       assert.equal(logs.filter((line) => line.outcome === 'client_limit').length, 50);
